@@ -1,0 +1,17 @@
+package dialects
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// Dialect is what Portcullis needs from one engine. The engine packages
+// implement it; [engines] picks one by kind.
+type Dialect interface {
+	// Kind names the engine.
+	Kind() Kind
+	// Open opens a connection pool for cfg and checks that the database
+	// answers. The caller closes the returned DB.
+	Open(ctx context.Context, cfg Config) (*bun.DB, error)
+}

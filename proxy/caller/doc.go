@@ -1,0 +1,11 @@
+// Package caller carries who is calling and what they were granted through a
+// request's context.
+//
+// The pipeline fills it in stages: the API key stage sets the app and its
+// default role, the session stage adds the signed-in user (and the user's role
+// for that app), and the RBAC stage writes the [Grant] that a backend reads to
+// drop fields and restrict rows. Backends never read HTTP headers for
+// identity: they ask this package.
+//
+// caller is a leaf: it imports only the standard library.
+package caller
