@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/casbin/casbin/v2"
+	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/persist"
+)
+
+// modelText is the Casbin model every role's enforcer is built from.
+//
+// A request is (service, component, component+"/", requestor bit, verb
+// bit). A policy line is (priority, class, service, component, kind,
+// requestor mask, verb mask, effect, entry index):
+//
+//   - service "*" stands for all services;
+//   - kind "eq" compares components for equality, kind "key" uses
+//     keyMatch against component+"/", so "_table/*" covers "_table" too;
+//   - bitAny tests a request bit against a mask;
+//   - a deny line (a class's fence) matches whatever the verb.
+//
+// The priority effect lets the first matching line in priority order
+// decide; see the package documentation for how lines are ordered.
+const modelText = `
+[request_definition]
+r = svc, comp, cslash, req, verb
+
+[policy_definition]
+p = priority, class, svc, comp, kind, req, verbs, eft, entry
+
+[policy_effect]
+e = priority(p.eft) || deny
+
+[matchers]
+m = (p.svc == "*" || p.svc == r.svc) && (p.kind == "eq" && p.comp == r.comp || p.kind == "key" && keyMatch(r.cslash, p.comp)) && bitAny(r.req, p.req) && (p.eft == "deny" || bitAny(r.verb, p.verbs))
+`
+
+// Positions of the fields of a policy line, after the "p" type.
+const (
+	fieldClass = 1
+	fieldEft   = 7
+	fieldEntry = 8
+	lineFields = 9
+)
+
+// bitAny is the Casbin function bitAny(bit, mask): true when the request
+// bit (a number) is set in the policy mask (a decimal string).
+func bitAny(args ...any) (any, error) {
+	if len(args) != 2 {
+		return false, fmt.Errorf("bitAny: want 2 arguments, got %d", len(args))
+	}
+	var bit int
+	switch v := args[0].(type) {
+	case int:
+		bit = v
+	case float64: // govaluate hands numbers over as float64
+		bit = int(v)
+	default:
+		return false, fmt.Errorf("bitAny: first argument is %T, want a number", args[0])
+	}
+	s, ok := args[1].(string)
+	if !ok {
+		return false, fmt.Errorf("bitAny: second argument is %T, want string", args[1])
+	}
+	mask, err := strconv.Atoi(s)
+	if err != nil {
+		return false, fmt.Errorf("bitAny: mask %q: %w", s, err)
+	}
+	return bit&mask != 0, nil
+}
+
+// lineAdapter is a read-only persist.Adapter that hands Casbin the policy
+// lines built for one role. Loading through an adapter makes Casbin sort
+// the lines by priority.
+type lineAdapter struct{ lines [][]string }
+
+var errReadOnly = errors.New("policy: enforcer policy is read-only")
+
+func (a lineAdapter) LoadPolicy(m model.Model) error {
+	for _, l := range a.lines {
+		if err := persist.LoadPolicyArray(l, m); err != nil {
+			return fmt.Errorf("load policy line %v: %w", l, err)
+		}
+	}
+	return nil
+}
+
+func (lineAdapter) SavePolicy(model.Model) error                { return errReadOnly }
+func (lineAdapter) AddPolicy(string, string, []string) error    { return errReadOnly }
+func (lineAdapter) RemovePolicy(string, string, []string) error { return errReadOnly }
+func (lineAdapter) RemoveFilteredPolicy(string, string, int, ...string) error {
+	return errReadOnly
+}
+
+// policyLines orders a role's entries into Casbin policy lines: for each
+// class from the most specific, first the allow lines (most specific
+// pattern first, then the entry listed last first), then one fence per
+// distinct pattern.
+func policyLines(entries []compiled) [][]string {
+	var lines [][]string
+	prio := 0
+	for class := ClassExact; class <= ClassAllServices; class++ {
+		var idx []int
+		for i := range entries {
+			if entries[i].class == class && entries[i].requestor != 0 {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			if d := entries[b].prefix - entries[a].prefix; d != 0 {
+				return d
+			}
+			return b - a
+		})
+		for _, i := range idx {
+			e := &entries[i]
+			if e.verbs == 0 {
+				continue // grants nothing; its fence still counts
+			}
+			prio++
+			lines = append(lines, line(prio, e, strconv.Itoa(e.verbs), "allow", strconv.Itoa(i)))
+		}
+		prio++
+		seen := make(map[[3]string]bool)
+		for _, i := range idx {
+			e := &entries[i]
+			k := [3]string{svcField(e), e.component, strconv.Itoa(e.requestor)}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			lines = append(lines, line(prio, e, "0", "deny", "-"))
+		}
+	}
+	return lines
+}
+
+func svcField(e *compiled) string {
+	if e.all {
+		return "*"
+	}
+	return e.service
+}
+
+func line(prio int, e *compiled, verbs, eft, entry string) []string {
+	kind := "eq"
+	if e.class != ClassExact && !(e.class == ClassAllServices && e.component == "") {
+		kind = "key"
+	}
+	return []string{"p", strconv.Itoa(prio), strconv.Itoa(int(e.class)), svcField(e), e.component, kind,
+		strconv.Itoa(e.requestor), verbs, eft, entry}
+}
+
+// newEnforcer builds one role's enforcer from a fresh model.
+func newEnforcer(entries []compiled) (*casbin.Enforcer, error) {
+	m, err := model.NewModelFromString(modelText)
+	if err != nil {
+		return nil, fmt.Errorf("policy model: %w", err)
+	}
+	e, err := casbin.NewEnforcer(m, lineAdapter{lines: policyLines(entries)})
+	if err != nil {
+		return nil, fmt.Errorf("casbin enforcer: %w", err)
+	}
+	e.AddFunction("bitAny", bitAny)
+	return e, nil
+}
