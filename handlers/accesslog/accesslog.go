@@ -1,0 +1,209 @@
+// Package accesslog is the pipeline stage that logs every request with
+// log/slog and counts it in Prometheus: requests by service, method and
+// status, and a latency histogram by service and method.
+//
+// Inner stages name the service a request resolved to with [SetService], so
+// the metric labels stay bounded (an unknown service is counted as
+// "unknown"). The cause of a 5xx, which the client never sees, is recorded
+// through apierr and logged here at Error with the request id. Credentials
+// in the query string are redacted before anything is logged.
+package accesslog
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/portcullis-dev/portcullis/handlers/requestid"
+)
+
+// Options configures the stage.
+type Options struct {
+	// Logger receives one Info line per request and one Error line per 5xx;
+	// required.
+	Logger *slog.Logger
+	// Registerer, when set, receives the request metrics.
+	Registerer prometheus.Registerer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// record is the per-request state inner stages fill in.
+type record struct {
+	service string
+	user    string
+}
+
+type key struct{}
+
+// SetService names the service the request resolved to.
+func SetService(ctx context.Context, name string) {
+	if rec, ok := ctx.Value(key{}).(*record); ok {
+		rec.service = name
+	}
+}
+
+// SetUser names the signed-in user (an id, never a credential).
+func SetUser(ctx context.Context, user string) {
+	if rec, ok := ctx.Value(key{}).(*record); ok {
+		rec.user = user
+	}
+}
+
+// New returns the stage.
+func New(opts Options) (func(http.Handler) http.Handler, error) {
+	if opts.Logger == nil {
+		return nil, errors.New("accesslog: Logger is required")
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	var requests *prometheus.CounterVec
+	var latency *prometheus.HistogramVec
+	if opts.Registerer != nil {
+		requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portcullis_http_requests_total",
+			Help: "HTTP requests by service, method and status.",
+		}, []string{"service", "method", "status"})
+		latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "portcullis_http_request_duration_seconds",
+			Help:    "HTTP request latency by service and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"service", "method"})
+		for _, c := range []prometheus.Collector{requests, latency} {
+			if err := opts.Registerer.Register(c); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if !errors.As(err, &are) {
+					return nil, err
+				}
+				switch c.(type) {
+				case *prometheus.CounterVec:
+					requests = are.ExistingCollector.(*prometheus.CounterVec)
+				case *prometheus.HistogramVec:
+					latency = are.ExistingCollector.(*prometheus.HistogramVec)
+				}
+			}
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := now()
+			rec := &record{}
+			rw := &writer{ResponseWriter: w, status: http.StatusOK}
+			ctx := context.WithValue(r.Context(), key{}, rec)
+			next.ServeHTTP(rw, r.WithContext(ctx))
+			elapsed := now().Sub(start)
+			service := rec.service
+			if service == "" {
+				service = "unknown"
+			}
+			method := methodLabel(r.Method)
+			if requests != nil {
+				requests.WithLabelValues(service, method, strconv.Itoa(rw.status)).Inc()
+				latency.WithLabelValues(service, method).Observe(elapsed.Seconds())
+			}
+			attrs := []slog.Attr{
+				slog.String("request_id", requestid.From(ctx)),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.String("query", RedactQuery(r.URL.RawQuery)),
+				slog.String("service", service),
+				slog.Int("status", rw.status),
+				slog.Int64("bytes", rw.bytes),
+				slog.Duration("duration", elapsed),
+				slog.String("remote", r.RemoteAddr),
+			}
+			if rec.user != "" {
+				attrs = append(attrs, slog.String("user", rec.user))
+			}
+			if rw.status >= 500 {
+				if rw.err != nil {
+					attrs = append(attrs, slog.String("error", rw.err.Error()))
+				}
+				opts.Logger.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)
+				return
+			}
+			opts.Logger.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+		})
+	}, nil
+}
+
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodHead, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+// sensitive names query parameters whose values are never logged.
+var sensitive = []string{"api_key", "session_token", "token", "password", "code", "ticket", "secret"}
+
+// RedactQuery returns a raw query with credential values replaced by ***.
+func RedactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	for k := range q {
+		lk := strings.ToLower(k)
+		for _, s := range sensitive {
+			if strings.Contains(lk, s) {
+				q[k] = []string{"***"}
+			}
+		}
+	}
+	return q.Encode()
+}
+
+// writer records the status, size and error cause of a response.
+type writer struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+	err         error
+}
+
+func (w *writer) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status = code
+		w.wroteHeader = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *writer) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.wroteHeader = true
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// RecordError keeps the cause of an error response for the log.
+func (w *writer) RecordError(err error) { w.err = err }
+
+// Unwrap lets http.ResponseController reach the underlying writer, so
+// flushing and streaming still work.
+func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush flushes the underlying writer when it can.
+func (w *writer) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,67 @@
+// Package requestid gives every request an id: the client's X-Request-Id
+// when it is a sane token, else a new random one. The id is echoed in the
+// response header and carried in the context for logs.
+package requestid
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+)
+
+// Header is the request and response header carrying the id.
+const Header = "X-Request-Id"
+
+// Options configures the stage.
+type Options struct {
+	// TrustClient accepts the client's X-Request-Id (up to 64 characters of
+	// letters, digits, '-', '_' and '.'); otherwise every id is generated.
+	TrustClient bool
+}
+
+type key struct{}
+
+// From returns the request id in ctx, or "".
+func From(ctx context.Context) string {
+	id, _ := ctx.Value(key{}).(string)
+	return id
+}
+
+// With returns a context carrying id.
+func With(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, key{}, id)
+}
+
+// New returns the stage.
+func New(opts Options) (func(http.Handler) http.Handler, error) {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get(Header)
+			if !opts.TrustClient || !valid(id) {
+				id = newID()
+			}
+			w.Header().Set(Header, id)
+			next.ServeHTTP(w, r.WithContext(With(r.Context(), id)))
+		})
+	}, nil
+}
+
+func valid(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

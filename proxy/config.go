@@ -1,0 +1,100 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// Config is the data a Server is built from. The zero value plus a DataDir
+// is a working standalone instance with a SQLite system database.
+type Config struct {
+	// DataDir holds system.db (with the default system database),
+	// storage/ and scripts/. Default "./data".
+	DataDir string
+	// SystemDB is the system database DSN (sqlite://, postgres://,
+	// mysql://). Default: SQLite at DataDir/system.db.
+	SystemDB string
+	// Store is an already open system store; when set, SystemDB is ignored
+	// and the caller closes it.
+	Store *store.Store
+	// RedisURL, when set, holds rate-limit counters shared by every
+	// instance (redis://host:6379/0).
+	RedisURL string
+	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
+	MaxBodyBytes int64
+	// ReloadInterval is how often the configuration version is polled.
+	// Default 500ms, so changes reach every instance within a second.
+	ReloadInterval time.Duration
+	// Version is reported as platform.version.
+	Version string
+	// UpstreamAllow restricts the addresses remote services (rws, soap,
+	// mcp) may reach: CIDRs and host names. Empty allows all.
+	UpstreamAllow []string
+	// TrustRequestID accepts the client's X-Request-Id.
+	TrustRequestID bool
+	// Logger is the logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every problem with c at once. It has no side effects.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Store == nil && c.SystemDB != "" {
+		if _, err := dialects.ParseDSN(c.SystemDB); err != nil {
+			errs = append(errs, fmt.Errorf("system database: %w", err))
+		}
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, errors.New("max body bytes must not be negative"))
+	}
+	if c.ReloadInterval < 0 {
+		errs = append(errs, errors.New("reload interval must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every unset field defaulted.
+func (c Config) withDefaults() Config {
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+	if c.SystemDB == "" {
+		c.SystemDB = DefaultSystemDB(c.DataDir)
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = apierr.DefaultMaxBody
+	}
+	if c.ReloadInterval == 0 {
+		c.ReloadInterval = 500 * time.Millisecond
+	}
+	if c.Version == "" {
+		c.Version = Version
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// DefaultSystemDB is the system database DSN for a data directory.
+func DefaultSystemDB(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	return "sqlite://" + filepath.Join(abs, "system.db")
+}
+
+// Version is Portcullis's version, set at build time with
+// -ldflags "-X github.com/portcullis-dev/portcullis/proxy.Version=…".
+var Version = "0.1.0-dev"

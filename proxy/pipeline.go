@@ -1,0 +1,164 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/portcullis-dev/portcullis/handlers"
+	"github.com/portcullis-dev/portcullis/handlers/accesslog"
+	"github.com/portcullis-dev/portcullis/handlers/recoverer"
+	"github.com/portcullis-dev/portcullis/handlers/requestid"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+)
+
+// pipeline assembles the whole request path in one place. A request flows:
+//
+//	recoverer → request id → access log + metrics → body cap → verb tunnelling
+//	→ router (/api/v2/:service/*resource; unknown service 404)
+//	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
+//	→ the service's backend
+//
+// /healthz and /metrics sit outside the pipeline. It returns the /api/v2
+// handler (for inner calls) and the root handler.
+func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
+	recover, err := recoverer.New(recoverer.Options{Logger: s.logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	reqID, err := requestid.New(requestid.Options{TrustClient: s.cfg.TrustRequestID})
+	if err != nil {
+		return nil, nil, err
+	}
+	access, err := accesslog.New(accesslog.Options{Logger: s.logger, Registerer: s.metrics})
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// Stages that run once the target service is known, in this order.
+	inner := handlers.Chain(
+	// apikey, session, rbac, ratelimit and script join here.
+	)
+	dispatch := inner(http.HandlerFunc(s.dispatch))
+
+	router := httprouter.New()
+	router.RedirectTrailingSlash = false
+	router.RedirectFixedPath = false
+	router.HandleMethodNotAllowed = true
+	router.NotFound = apierr.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		return apierr.NotFound("Resource '%s' not found.", r.URL.Path)
+	})
+	router.MethodNotAllowed = apierr.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		return apierr.MethodNotAllowed(r.Method)
+	})
+	route := s.resolve(dispatch)
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodHead, http.MethodOptions} {
+		router.Handle(m, "/api/v2/:service", route)
+		router.Handle(m, "/api/v2/:service/*resource", route)
+	}
+
+	api = handlers.Chain(recover, reqID, access, s.limitBody, tunnelVerb)(router)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle("/", api)
+	return api, mux, nil
+}
+
+// resolve finds the target service (404 when unknown; names match
+// case-sensitively) and puts the Target in the context for the stages.
+func (s *Server) resolve(next http.Handler) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		name := ps.ByName("service")
+		st := s.state.Load()
+		e, ok := st.entries[name]
+		if !ok {
+			apierr.Write(w, unknownService(name, ps.ByName("resource")))
+			return
+		}
+		ctx := r.Context()
+		accesslog.SetService(ctx, name)
+		t := &service.Target{Service: e.svc, Resource: strings.Trim(ps.ByName("resource"), "/"), Verb: r.Method}
+		next.ServeHTTP(w, r.WithContext(service.WithTarget(ctx, t)))
+	}
+}
+
+// unknownService is the 404 for a service that does not exist. A client
+// that calls /api/v2/admin/session (DreamFactory's old admin login path) is
+// told where admin sessions live and that a session token (JWT) is needed.
+func unknownService(name, resource string) *apierr.Error {
+	if name == "admin" && strings.Trim(resource, "/") == "session" {
+		return apierr.NotFound("Service 'admin' not found: a session token (JWT) is required for admin endpoints; sign in with POST /api/v2/system/admin/session.")
+	}
+	return apierr.NotFound("Service '%s' not found.", name)
+}
+
+// dispatch hands the request to the target service's backend.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	t := service.TargetFrom(r.Context())
+	for range 3 {
+		e, ok := s.state.Load().entries[t.Service.Name]
+		if !ok {
+			apierr.Write(w, apierr.NotFound("Service '%s' not found.", t.Service.Name))
+			return
+		}
+		if !e.acquire() {
+			continue // replaced while we looked; take the new one
+		}
+		if e.err != nil {
+			e.release()
+			apierr.Write(w, e.err)
+			return
+		}
+		func() {
+			defer e.release()
+			e.backend.ServeHTTP(w, r)
+		}()
+		return
+	}
+	apierr.Write(w, apierr.Unavailable("Service '%s' is being reconfigured; try again.", t.Service.Name))
+}
+
+// limitBody caps request bodies at MaxBodyBytes; reading past it fails and
+// apierr turns that into 413. A declared Content-Length over the cap is
+// refused before anything is read.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	max := s.cfg.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			apierr.Write(w, apierr.PayloadTooLarge(max))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tunnelVerb rewrites a POST carrying X-HTTP-Method, X-Method-Override or
+// ?method= to that verb, as DreamFactory clients send it; MERGE means PATCH.
+func tunnelVerb(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			m := r.Header.Get("X-HTTP-Method")
+			if m == "" {
+				m = r.Header.Get("X-Method-Override")
+			}
+			if m == "" {
+				m = r.URL.Query().Get("method")
+			}
+			switch m = strings.ToUpper(strings.TrimSpace(m)); m {
+			case "MERGE":
+				r.Method = http.MethodPatch
+			case http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete:
+				r.Method = m
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

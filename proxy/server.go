@@ -1,0 +1,195 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// Option changes how New assembles a Server.
+type Option func(*options)
+
+type options struct {
+	types []service.Type
+}
+
+// WithTypes adds service types (or replaces built-in ones of the same name).
+func WithTypes(types ...service.Type) Option {
+	return func(o *options) { o.types = append(o.types, types...) }
+}
+
+// Server is a running Portcullis instance: an http.Handler for /healthz,
+// /metrics and /api/v2/. Close it to stop watching the configuration and
+// release every backend.
+type Server struct {
+	cfg       Config
+	logger    *slog.Logger
+	store     *store.Store
+	ownsStore bool
+
+	types map[string]service.Type
+	infos []service.Info
+
+	state    atomic.Pointer[state]
+	reloadMu sync.Mutex
+
+	metrics *prometheus.Registry
+	api     http.Handler // the /api/v2 pipeline
+	root    http.Handler // everything
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds a Server from cfg: it opens the system store (creating and
+// migrating it when needed), loads the configuration, builds the backends
+// and starts watching for changes. It does not seed the store: run Init (or
+// `portcullis init`) for a fresh instance.
+func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("proxy: invalid config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger, metrics: prometheus.NewRegistry()}
+	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	s.types = map[string]service.Type{}
+	for _, t := range append(defaultTypes(), o.types...) {
+		s.types[t.Info().Name] = t
+	}
+	seen := map[string]bool{}
+	for _, t := range s.types {
+		s.infos = append(s.infos, t.Info())
+		seen[t.Info().Name] = true
+	}
+	for _, info := range service.Generic {
+		if !seen[info.Name] {
+			s.infos = append(s.infos, info)
+		}
+	}
+
+	s.store = cfg.Store
+	if s.store == nil {
+		if err := ensureDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		st, err := store.Open(ctx, cfg.SystemDB)
+		if err != nil {
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		s.store, s.ownsStore = st, true
+	}
+	api, root, err := s.pipeline()
+	if err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	s.api, s.root = api, root
+	if err := s.reload(ctx, true); err != nil {
+		s.closeStore()
+		return nil, fmt.Errorf("proxy: load configuration: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.wg.Add(1)
+	go s.watch(wctx)
+	return s, nil
+}
+
+// ensureDataDir creates the data directory's folders.
+func ensureDataDir(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, "storage"), filepath.Join(dir, "storage", "wsdl"), filepath.Join(dir, "scripts")} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return fmt.Errorf("proxy: create data directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// Init seeds a fresh system store (built-in services and apps, the first
+// administrator); see store.Store.Init. It is idempotent.
+func Init(ctx context.Context, cfg Config, opts store.InitOptions) (store.InitResult, error) {
+	cfg = cfg.withDefaults()
+	st := cfg.Store
+	if st == nil {
+		if err := ensureDataDir(cfg.DataDir); err != nil {
+			return store.InitResult{}, err
+		}
+		var err error
+		st, err = store.Open(ctx, cfg.SystemDB)
+		if err != nil {
+			return store.InitResult{}, fmt.Errorf("proxy: %w", err)
+		}
+		defer st.Close()
+	}
+	return st.Init(ctx, opts)
+}
+
+// ServeHTTP serves /healthz, /metrics and the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.root.ServeHTTP(w, r) }
+
+// Store returns the system store.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Config returns the configuration the server runs with, defaults filled.
+func (s *Server) Config() Config { return s.cfg }
+
+// Close stops the configuration watcher and closes every backend (after its
+// requests drain) and the store New opened.
+func (s *Server) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	if st := s.state.Load(); st != nil {
+		for _, e := range st.entries {
+			e.close()
+		}
+	}
+	return s.closeStore()
+}
+
+func (s *Server) closeStore() error {
+	if s.ownsStore && s.store != nil {
+		return s.store.Close()
+	}
+	return nil
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if s.state.Load() == nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "starting"})
+		return
+	}
+	if err := s.store.DB.PingContext(r.Context()); err != nil && !errors.Is(err, context.Canceled) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "system database unreachable"})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.cfg.Version})
+}
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{})
+}

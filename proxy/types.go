@@ -1,0 +1,11 @@
+package proxy
+
+import "github.com/portcullis-dev/portcullis/proxy/service"
+
+// defaultTypes is the list of service types a standalone instance knows.
+// Embedders add theirs with WithTypes. Every generic type of the spec that
+// is not here is still listed by /system/service_type and refuses to be
+// created with 501.
+func defaultTypes() []service.Type {
+	return []service.Type{}
+}
