@@ -140,13 +140,45 @@ type Authorizer struct {
 	cache *lru // nil when caching is off
 }
 
-// role is one role with its compiled entries and enforcer.
+// role is one role with its compiled entries and enforcers.
 type role struct {
 	id      int64
 	name    string
 	active  bool
 	entries []compiled
-	enf     *casbin.Enforcer
+	// enf holds one enforcer per service the role's entries name, with
+	// that service's lines and the all-services lines, so a decision scans
+	// only lines that can match. rest, with the all-services lines only,
+	// answers for every other service.
+	enf  map[string]*casbin.Enforcer
+	rest *casbin.Enforcer
+	// depth is how many leading segments of a component any entry looks
+	// at; see cacheComponent.
+	depth int
+}
+
+// buildEnforcers gives r its enforcers.
+func (r *role) buildEnforcers() error {
+	r.enf = make(map[string]*casbin.Enforcer)
+	for i := range r.entries {
+		e := &r.entries[i]
+		r.depth = max(r.depth, e.depth())
+		if e.all || r.enf[e.service] != nil {
+			continue
+		}
+		svc := e.service
+		enf, err := newEnforcer(r.entries, func(c *compiled) bool { return c.all || c.service == svc })
+		if err != nil {
+			return fmt.Errorf("service %q: %w", svc, err)
+		}
+		r.enf[svc] = enf
+	}
+	enf, err := newEnforcer(r.entries, func(c *compiled) bool { return c.all })
+	if err != nil {
+		return err
+	}
+	r.rest = enf
+	return nil
 }
 
 // New validates roles and builds an Authorizer with one Casbin enforcer per
@@ -186,12 +218,10 @@ func New(roles []Role, opts ...Option) (*Authorizer, error) {
 		if bad {
 			continue
 		}
-		enf, err := newEnforcer(cr.entries)
-		if err != nil {
+		if err := cr.buildEnforcers(); err != nil {
 			errs = append(errs, fmt.Errorf("role %d (%q): %w", r.ID, r.Name, err))
 			continue
 		}
-		cr.enf = enf
 		a.roles[r.ID] = cr
 	}
 	if len(errs) > 0 {
@@ -227,11 +257,15 @@ func (a *Authorizer) Authorize(roleID int64, service, component, verb string, re
 		return Decision{Reason: ReasonDenied, Message: denyMessage(verb, service, comp)}
 	}
 
-	key := cacheKey{role: roleID, service: service, component: comp, verb: uint16(bit), requestor: uint8(req)}
-	cacheable := a.cache != nil && len(service)+len(comp) <= maxCachedKey
-	if cacheable {
-		if out, ok := a.cache.get(key); ok {
-			return out.decision(verb, service, comp)
+	var key cacheKey
+	cacheable := false
+	if a.cache != nil {
+		kc, deep := r.cacheComponent(comp)
+		key = cacheKey{role: roleID, service: service, component: kc, deep: deep, verb: uint16(bit), requestor: uint8(req)}
+		if cacheable = len(service)+len(kc) <= maxCachedKey; cacheable {
+			if out, ok := a.cache.get(key); ok {
+				return out.decision(verb, service, comp)
+			}
 		}
 	}
 	out, err := r.decide(service, comp, req, bit)
@@ -241,7 +275,7 @@ func (a *Authorizer) Authorize(roleID int64, service, component, verb string, re
 	}
 	if cacheable {
 		key.service = strings.Clone(service)
-		key.component = strings.Clone(comp)
+		key.component = strings.Clone(key.component)
 		a.cache.add(key, out)
 	}
 	return out.decision(verb, service, comp)
@@ -319,9 +353,39 @@ func (a *Authorizer) ServiceReachable(roleID int64, service, verb string, reques
 	return !found && all
 }
 
-// decide asks the role's enforcer.
+// cacheComponent returns the part of comp that can change r's decision,
+// and whether comp was cut. No entry looks past the first r.depth
+// segments of a component (compiled.depth), and an exact entry never
+// matches a component with more segments than it has, so all components
+// with more than r.depth segments that share their first r.depth segments
+// get the same decision: "_table/contact/5" and "_table/contact/6" share
+// one cache entry when no entry names a record. The cut form is kept apart
+// from the uncut component it equals by cacheKey.deep.
+func (r *role) cacheComponent(comp string) (string, bool) {
+	if comp == "" {
+		return comp, false
+	}
+	if r.depth == 0 {
+		return "", true
+	}
+	slashes := 0
+	for i := 0; i < len(comp); i++ {
+		if comp[i] == '/' {
+			if slashes++; slashes == r.depth {
+				return comp[:i], true
+			}
+		}
+	}
+	return comp, false
+}
+
+// decide asks the enforcer for service.
 func (r *role) decide(service, comp string, req, bit int) (outcome, error) {
-	ok, explain, err := r.enf.EnforceEx(service, comp, comp+"/", req, bit)
+	enf := r.enf[service]
+	if enf == nil {
+		enf = r.rest
+	}
+	ok, explain, err := enf.EnforceEx(service, comp, comp+"/", req, bit)
 	if err != nil {
 		return outcome{}, fmt.Errorf("casbin: %w", err)
 	}

@@ -514,7 +514,7 @@ func TestAuthorizeConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const goroutines, calls = 16, 2000
+	const goroutines, calls = 16, 600
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := range goroutines {

@@ -10,6 +10,7 @@ type cacheKey struct {
 	role      int64
 	service   string
 	component string
+	deep      bool // component is cut; see role.cacheComponent
 	verb      uint16
 	requestor uint8
 }

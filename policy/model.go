@@ -100,13 +100,16 @@ func (lineAdapter) RemoveFilteredPolicy(string, string, int, ...string) error {
 // class from the most specific, first the allow lines (most specific
 // pattern first, then the entry listed last first), then one fence per
 // distinct pattern.
-func policyLines(entries []compiled) [][]string {
+//
+// Only entries for which include is true are used; entry indexes in the
+// lines still refer to entries.
+func policyLines(entries []compiled, include func(*compiled) bool) [][]string {
 	var lines [][]string
 	prio := 0
 	for class := ClassExact; class <= ClassAllServices; class++ {
 		var idx []int
 		for i := range entries {
-			if entries[i].class == class && entries[i].requestor != 0 {
+			if entries[i].class == class && entries[i].requestor != 0 && include(&entries[i]) {
 				idx = append(idx, i)
 			}
 		}
@@ -158,13 +161,15 @@ func line(prio int, e *compiled, verbs, eft, entry string) []string {
 		strconv.Itoa(e.requestor), verbs, eft, entry}
 }
 
-// newEnforcer builds one role's enforcer from a fresh model.
-func newEnforcer(entries []compiled) (*casbin.Enforcer, error) {
+// newEnforcer builds an enforcer from a fresh model (a model.Model holds
+// policy, so enforcers must never share one) and the lines of the entries
+// include selects.
+func newEnforcer(entries []compiled, include func(*compiled) bool) (*casbin.Enforcer, error) {
 	m, err := model.NewModelFromString(modelText)
 	if err != nil {
 		return nil, fmt.Errorf("policy model: %w", err)
 	}
-	e, err := casbin.NewEnforcer(m, lineAdapter{lines: policyLines(entries)})
+	e, err := casbin.NewEnforcer(m, lineAdapter{lines: policyLines(entries, include)})
 	if err != nil {
 		return nil, fmt.Errorf("casbin enforcer: %w", err)
 	}

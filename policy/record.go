@@ -197,6 +197,24 @@ func compileAccess(a *Access) (compiled, error) {
 	return c, nil
 }
 
+// depth is how many leading segments of a request's component the entry
+// looks at. An exact entry with s slashes compares s+1 segments (and
+// matches no longer component); a wildcard whose literal prefix has s
+// slashes looks at s segments when the prefix ends in "/" ("_table/*":
+// one) and s+1 otherwise ("_table/con*": two); "*", an empty component and
+// all-services entries look at none.
+func (c *compiled) depth() int {
+	lit := c.component[:c.prefix]
+	if lit == "" {
+		return 0
+	}
+	s := strings.Count(lit, "/")
+	if c.class == ClassComponent && strings.HasSuffix(lit, "/") {
+		return s
+	}
+	return s + 1
+}
+
 // normalizeFilterOp returns "AND" or "OR".
 func normalizeFilterOp(op string) (string, error) {
 	switch strings.ToUpper(strings.TrimSpace(op)) {
