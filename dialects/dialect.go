@@ -14,4 +14,7 @@ type Dialect interface {
 	// Open opens a connection pool for cfg and checks that the database
 	// answers. The caller closes the returned DB.
 	Open(ctx context.Context, cfg Config) (*bun.DB, error)
+	// Introspect reads the tables and views of the database (PostgreSQL:
+	// of the current schema), without the engine's internal tables.
+	Introspect(ctx context.Context, db bun.IDB) (*Schema, error)
 }

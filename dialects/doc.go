@@ -4,10 +4,14 @@
 // constraint errors.
 //
 // The root package holds the engine-neutral types: [Kind], [Config] (parsed
-// from the contract's DSN forms by [ParseDSN]) and the [Dialect] interface
-// that dialects/sqlite, dialects/pgsql and dialects/mysql implement.
-// dialects/engines picks the implementation for a kind, and dialects/dbtest
-// gives tests a fresh database on every available engine.
+// from the contract's DSN forms by [ParseDSN]), the [Dialect] interface that
+// dialects/sqlite, dialects/pgsql and dialects/mysql implement, the
+// introspected [Schema] ([Table], [Column], [ForeignKey], [Index] and the
+// DreamFactory-shaped [Relation]s derived from foreign keys), and the
+// DreamFactory simple types ([FieldType]). dialects/engines picks the
+// implementation for a kind, dialects/rowjson turns query results into
+// JSON, and dialects/dbtest gives tests a fresh database on every available
+// engine.
 //
 // Nothing here knows about HTTP. It imports bun and the drivers only.
 package dialects
