@@ -106,17 +106,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			apierr.Write(w, apierr.NotFound("Service '%s' not found.", t.Service.Name))
 			return
 		}
-		if !e.acquire() {
-			continue // replaced while we looked; take the new one
-		}
 		if e.err != nil {
-			e.release()
 			apierr.Write(w, e.err)
 			return
 		}
+		if !e.live.acquire() {
+			continue // replaced while we looked; take the new one
+		}
 		func() {
-			defer e.release()
-			e.backend.ServeHTTP(w, r)
+			defer e.live.release()
+			e.live.backend.ServeHTTP(w, r)
 		}()
 		return
 	}

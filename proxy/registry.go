@@ -13,12 +13,19 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
-// entry is one service's live backend, or the error its requests get.
+// entry is one service in a state: its record and its live backend, or
+// the error its requests get. Entries are never changed after a state is
+// published; a reload that keeps a backend makes a new entry sharing it.
 type entry struct {
 	svc         *store.Service
 	fingerprint string
-	backend     service.Backend
+	live        *live
 	err         error
+}
+
+// live is a backend shared by the states that use it.
+type live struct {
+	backend service.Backend
 
 	// mu is held for reading by every request using the backend and for
 	// writing by the closer, so a backend is closed only after its
@@ -27,29 +34,27 @@ type entry struct {
 	closed bool
 }
 
-// acquire locks e for a request; it returns false when e has been closed
+// acquire locks l for a request; it returns false when l has been closed
 // (the caller then looks the service up again in the newer state).
-func (e *entry) acquire() bool {
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
+func (l *live) acquire() bool {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
 		return false
 	}
 	return true
 }
 
-func (e *entry) release() { e.mu.RUnlock() }
+func (l *live) release() { l.mu.RUnlock() }
 
-func (e *entry) close() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+func (l *live) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		return
 	}
-	e.closed = true
-	if e.backend != nil {
-		_ = e.backend.Close()
-	}
+	l.closed = true
+	_ = l.backend.Close()
 }
 
 // state is the immutable configuration in force: the snapshot and the
@@ -88,14 +93,15 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 		return err
 	}
 	next := &state{snap: snap, entries: make(map[string]*entry, len(snap.Services))}
-	reused := map[*entry]bool{}
+	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)
 		if old != nil {
 			if e, ok := old.entries[svc.Name]; ok && e.fingerprint == fp {
-				e.svc = svc
-				next.entries[svc.Name] = e
-				reused[e] = true
+				next.entries[svc.Name] = &entry{svc: svc, fingerprint: fp, live: e.live, err: e.err}
+				if e.live != nil {
+					kept[e.live] = true
+				}
 				continue
 			}
 		}
@@ -104,8 +110,8 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 	s.state.Store(next)
 	if old != nil {
 		for _, e := range old.entries {
-			if !reused[e] {
-				go e.close()
+			if e.live != nil && !kept[e.live] {
+				go e.live.close()
 			}
 		}
 	}
@@ -132,7 +138,7 @@ func (s *Server) build(ctx context.Context, svc *store.Service, fp string) *entr
 		e.err = apierr.InternalMsg("Service '%s' has a configuration error: %v", svc.Name, err).WithCause(err)
 		return e
 	}
-	e.backend = b
+	e.live = &live{backend: b}
 	return e
 }
 
@@ -184,10 +190,10 @@ func (s *Server) Snapshot() *store.Snapshot { return s.state.Load().snap }
 // Backend returns the live backend of a service.
 func (s *Server) Backend(name string) (service.Backend, bool) {
 	e, ok := s.state.Load().entries[name]
-	if !ok || e.backend == nil {
+	if !ok || e.live == nil {
 		return nil, false
 	}
-	return e.backend, true
+	return e.live.backend, true
 }
 
 // Handler returns the /api/v2 pipeline for inner calls.

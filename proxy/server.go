@@ -161,7 +161,9 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	if st := s.state.Load(); st != nil {
 		for _, e := range st.entries {
-			e.close()
+			if e.live != nil {
+				e.live.close()
+			}
 		}
 	}
 	return s.closeStore()

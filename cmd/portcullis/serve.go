@@ -57,10 +57,11 @@ func initIfNeeded(ctx context.Context, cfg proxy.Config) error {
 }
 
 // serve runs the server on addr until ctx ends, then lets requests in flight
-// finish for up to wait. ready, when set, is called with the bound address.
-func serve(ctx context.Context, cfg proxy.Config, addr string, wait time.Duration, ready func(net.Addr)) error {
+// finish for up to wait. ready, when set, is called with the bound address;
+// opts reach proxy.New (tests add service types).
+func serve(ctx context.Context, cfg proxy.Config, addr string, wait time.Duration, ready func(net.Addr), opts ...proxy.Option) error {
 	log := cfg.Logger
-	srv, err := proxy.New(ctx, cfg)
+	srv, err := proxy.New(ctx, cfg, opts...)
 	if err != nil {
 		return err
 	}
