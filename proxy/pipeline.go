@@ -8,6 +8,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/handlers/accesslog"
+	"github.com/portcullis-dev/portcullis/handlers/cors"
 	"github.com/portcullis-dev/portcullis/handlers/recoverer"
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -16,7 +17,7 @@ import (
 
 // pipeline assembles the whole request path in one place. A request flows:
 //
-//	recoverer → request id → access log + metrics → body cap → verb tunnelling
+//	recoverer → request id → access log + metrics → CORS → body cap → verb tunnelling
 //	→ router (/api/v2/:service/*resource; unknown service 404)
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
 //	→ the service's backend
@@ -33,6 +34,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		return nil, nil, err
 	}
 	access, err := accesslog.New(accesslog.Options{Logger: s.logger, Registerer: s.metrics})
+	if err != nil {
+		return nil, nil, err
+	}
+	corsStage, err := cors.New(cors.Options{Rules: func() *cors.Set { return s.state.Load().cors }})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +65,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		router.Handle(m, "/api/v2/:service/*resource", route)
 	}
 
-	api = handlers.Chain(recover, reqID, access, s.limitBody, tunnelVerb)(router)
+	api = handlers.Chain(recover, reqID, access, corsStage, s.limitBody, tunnelVerb)(router)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/portcullis-dev/portcullis/handlers/cors"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -62,6 +63,7 @@ func (l *live) close() {
 type state struct {
 	snap    *store.Snapshot
 	entries map[string]*entry
+	cors    *cors.Set
 }
 
 func fingerprint(svc *store.Service) string {
@@ -92,7 +94,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 	if err != nil {
 		return err
 	}
-	next := &state{snap: snap, entries: make(map[string]*entry, len(snap.Services))}
+	next := &state{snap: snap, entries: make(map[string]*entry, len(snap.Services)), cors: corsRules(snap, s.logger)}
 	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)
