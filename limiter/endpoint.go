@@ -25,9 +25,10 @@ const MinHashLen = 16
 // Bucket returns the canonical, bucketed form of a request's endpoint (the
 // resource path below the service). The rules, applied in order:
 //
-//   - The path is split on "/"; empty segments (leading, trailing or doubled
-//     slashes) and "." segments are dropped, and ".." removes the segment
-//     before it (never climbing above the service root).
+//   - The path is split on "/" and each segment is trimmed of spaces and
+//     tabs; empty segments (leading, trailing or doubled slashes) and "."
+//     segments are dropped, and ".." removes the segment before it (never
+//     climbing above the service root).
 //   - ASCII letters are lower-cased (other bytes are kept as they are), so a
 //     limit on "_table/Contact" also counts "_table/contact": changing the
 //     case of a path never escapes a limit.
@@ -54,6 +55,7 @@ func appendBucket(dst []byte, path string) []byte {
 		} else {
 			seg, path = path, ""
 		}
+		seg = strings.Trim(seg, " \t")
 		switch seg {
 		case "", ".":
 			continue
@@ -178,7 +180,6 @@ func NormalizeEndpoint(endpoint string) (string, error) {
 }
 
 func compilePattern(endpoint string) (pattern, error) {
-	endpoint = strings.TrimSpace(endpoint)
 	if len(endpoint) > maxEndpointLen {
 		return pattern{}, errEndpointLong
 	}
@@ -192,9 +193,6 @@ func compilePattern(endpoint string) (pattern, error) {
 			return pattern{}, errEndpointStar
 		}
 	}
-	if strings.Trim(endpoint, "/") == "" {
-		return pattern{}, errEndpointEmpty
-	}
 	rest, wildcard := strings.CutSuffix(endpoint, "*")
 	if !wildcard {
 		exact := appendBucket(nil, endpoint)
@@ -204,12 +202,13 @@ func compilePattern(endpoint string) (pattern, error) {
 		return pattern{canonical: string(exact), exact: exact}, nil
 	}
 	p := pattern{wildcard: true}
-	dir, partial := rest, ""
+	var dir, partial string
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
 		dir, partial = rest[:i], rest[i+1:]
 	} else {
 		dir, partial = "", rest
 	}
+	partial = strings.Trim(partial, " ")
 	if partial == "" || partial == "." || partial == ".." {
 		// "P/*" (or "P/./*"): a whole-directory match.
 		p.dir = true

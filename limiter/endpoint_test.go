@@ -40,6 +40,10 @@ func TestBucket(t *testing.T) {
 		{"placeholders stay", "_table/contact/:id", "_table/contact/:id"},
 		{"star kept literally", "_table/*", "_table/*"},
 		{"triple dot is a name", "a/.../b", "a/.../b"},
+		{"blanks around segments", " _table / contact /17 ", "_table/contact/:id"},
+		{"blank segment dropped", "_table/ /contact/\t/", "_table/contact"},
+		{"inner blank kept", "_table/my table", "_table/my table"},
+		{"blank dot segment", "_table/ .. /x", "x"},
 		{"long path beyond stack buffer", strings.Repeat("segment/", 40) + "42", strings.Repeat("segment/", 40) + ":id"},
 	}
 	for _, tt := range tests {
@@ -66,6 +70,10 @@ func TestNormalizeEndpoint(t *testing.T) {
 		{name: "partial segment", in: "_table/Cont*", want: "_table/cont*"},
 		{name: "partial first segment", in: "_tab*", want: "_tab*"},
 		{name: "blanks trimmed", in: "  _table/contact  ", want: "_table/contact"},
+		{name: "blanks in segments trimmed", in: "_table / Contact / 5 ", want: "_table/contact/:id"},
+		{name: "blank partial segment", in: "_table/ Con*", want: "_table/con*"},
+		{name: "blank before dir star", in: "_table/ *", want: "_table/*"},
+		{name: "tab refused", in: "_table/\tx", err: "endpoint must not contain control characters."},
 		{name: "empty", in: "", err: "endpoint must be specified with this limit type."},
 		{name: "only slashes", in: "///", err: "endpoint must be specified with this limit type."},
 		{name: "only dots", in: "./..", err: "endpoint must be specified with this limit type."},

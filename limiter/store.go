@@ -17,8 +17,6 @@ import (
 
 // Defaults of the stores.
 const (
-	// DefaultMemoryPrefix is the key prefix of a memory store.
-	DefaultMemoryPrefix = "portcullis_limit"
 	// DefaultRedisPrefix is the key prefix of a Redis store.
 	DefaultRedisPrefix = "portcullis:limit"
 	// DefaultCleanUpInterval is how often a memory store drops expired counters.
@@ -46,6 +44,8 @@ const epochField = "*"
 // resetting a limit (or all of them) is O(1): it bumps a number, and the old
 // keys are never read again and expire with their window.
 type Store struct {
+	// Exactly one of cache (memory) and backend (Redis) is set.
+	cache   *memory.CacheWrapper
 	backend ulule.Store
 	kind    string
 
@@ -72,33 +72,24 @@ func (g *generations) of(limitID int64) uint64 {
 
 // MemoryOptions configures NewMemoryStore.
 type MemoryOptions struct {
-	// Prefix is put before every key; default DefaultMemoryPrefix.
-	Prefix string
 	// CleanUpInterval is how often expired counters are dropped; 0 means
 	// DefaultCleanUpInterval, a negative value disables the cleaner goroutine
 	// (expired counters are then only replaced when hit again).
 	CleanUpInterval time.Duration
 }
 
-// NewMemoryStore returns a Store whose counters live in this process (ulule's
-// memory store). Counters are not shared with other processes.
+// NewMemoryStore returns a Store whose counters live in this process, in
+// ulule's memory store (its counter cache, used directly: the store's own
+// key prefixing would cost three allocations per count and is useless in a
+// single process). Counters are not shared with other processes.
 func NewMemoryStore(opts MemoryOptions) *Store {
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultMemoryPrefix
-	}
 	switch {
 	case opts.CleanUpInterval == 0:
 		opts.CleanUpInterval = DefaultCleanUpInterval
 	case opts.CleanUpInterval < 0:
 		opts.CleanUpInterval = 0
 	}
-	s := &Store{
-		backend: memory.NewStoreWithOptions(ulule.StoreOptions{
-			Prefix:          opts.Prefix,
-			CleanUpInterval: opts.CleanUpInterval,
-		}),
-		kind: "memory",
-	}
+	s := &Store{cache: memory.NewCache(opts.CleanUpInterval), kind: "memory"}
 	s.gens.Store(&generations{byLimit: map[int64]uint64{}})
 	return s
 }
@@ -264,11 +255,11 @@ func (s *Store) ResetAll(ctx context.Context) error {
 	return nil
 }
 
-// rateFor is the rate handed to the ulule store. Its Limit is the largest
-// int64 so that the returned Remaining gives the exact count
+// rateFor is the rate handed to ulule's Redis store. Its Limit is the
+// largest int64 so that the returned Remaining gives the exact count
 // (count = MaxInt64 - Remaining, see ulule's common.GetContextFromState);
-// the engine compares the count with the limit's own rate itself. Stores use
-// only the Period to set the window.
+// the engine compares the count with the limit's own rate itself. The store
+// uses only the Period, to set the window.
 func rateFor(p Period) ulule.Rate {
 	return ulule.Rate{Period: p.Duration(), Limit: maxCount}
 }
@@ -276,8 +267,12 @@ func rateFor(p Period) ulule.Rate {
 const maxCount = int64(^uint64(0) >> 1)
 
 // hit counts one request on key and returns the count and the window's end
-// (Unix seconds, rounded up).
+// (Unix seconds, rounded up: the window is open again from then on).
 func (s *Store) hit(ctx context.Context, key string, p Period) (count, reset int64, err error) {
+	if s.cache != nil {
+		n, exp := s.cache.Increment(key, 1, p.Duration())
+		return n, exp.Unix() + 1, nil
+	}
 	c, err := s.backend.Get(ctx, key, rateFor(p))
 	if err != nil {
 		return 0, 0, fmt.Errorf("limiter: counting %s: %w", key, err)
@@ -285,8 +280,13 @@ func (s *Store) hit(ctx context.Context, key string, p Period) (count, reset int
 	return maxCount - c.Remaining, c.Reset + 1, nil
 }
 
-// peek reads the count of key without counting.
+// peek reads the count of key without counting; a missing counter reports
+// 0 and a window ending one period from now.
 func (s *Store) peek(ctx context.Context, key string, p Period) (count, reset int64, err error) {
+	if s.cache != nil {
+		n, exp := s.cache.Get(key, p.Duration())
+		return n, exp.Unix() + 1, nil
+	}
 	c, err := s.backend.Peek(ctx, key, rateFor(p))
 	if err != nil {
 		return 0, 0, fmt.Errorf("limiter: reading %s: %w", key, err)
@@ -294,8 +294,12 @@ func (s *Store) peek(ctx context.Context, key string, p Period) (count, reset in
 	return maxCount - c.Remaining, c.Reset + 1, nil
 }
 
-// drop deletes one counter key (used to free memory on reset).
+// drop deletes one counter key (used to free it at once on reset).
 func (s *Store) drop(ctx context.Context, key string, p Period) error {
+	if s.cache != nil {
+		s.cache.Delete(key)
+		return nil
+	}
 	if _, err := s.backend.Reset(ctx, key, rateFor(p)); err != nil {
 		return fmt.Errorf("limiter: deleting %s: %w", key, err)
 	}
