@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 )
@@ -246,7 +247,7 @@ func TestCachedDecisionsMatchUncached(t *testing.T) {
 			req := caller.Requestor(1 + rng.IntN(2))
 			got := cached.Authorize(1, svc, comp, verb, req)
 			want := plain.Authorize(1, svc, comp, verb, req)
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
 				t.Fatalf("round %d, %s %s/%s (requestor %d), entries %+v:\n(-uncached +cached)\n%s",
 					round, verb, svc, comp, req, entries, diff)
 			}

@@ -40,22 +40,31 @@
 //
 // # What Casbin does and what Go does
 //
-// Each role gets its own small Casbin enforcer, built from a fresh model
-// (model.NewModelFromString) and the role's entries. The model uses
-// Casbin's priority effect, which takes the first matching policy line in
-// priority order. Each entry becomes an allow line carrying its verb mask,
-// and each matching pattern also becomes a "fence" deny line that matches
-// any verb. The lines are ordered class by class: the allow lines of
-// ClassExact, then its fences, then the allow lines of ClassComponent, its
-// fences, and so on. The first line to match therefore is an allow line of
-// the most specific class that has the verb, or that class's fence, which
-// refuses the verb without letting a broader class answer. Casbin's
-// built-in keyMatch does the wildcard test and a custom function (bitAny)
-// tests the verb and requestor masks. EnforceEx reports the matched line,
-// from which Go reads the entry's fields and filters.
+// Each role gets small Casbin enforcers, each built from a fresh model
+// (model.NewModelFromString; a model holds policy, so enforcers never share
+// one): one per service the role's entries name, holding that service's
+// entries and the all-services entries, and one with the all-services
+// entries alone for every other service. A decision thus scans only lines
+// that can match, since Casbin has no index and tries lines one by one.
+//
+// The model uses Casbin's priority effect: the first matching policy line
+// in priority order decides. Each entry becomes an allow line carrying its
+// verb mask, and each distinct pattern also becomes a "fence", a deny line
+// that matches any verb. Lines are ordered class by class: the allow lines
+// of ClassExact, then its fences, then the allow lines of ClassComponent,
+// its fences, and so on. The first line to match is therefore an allow
+// line of the most specific class that has the verb, or else that class's
+// fence, which refuses the verb without letting a broader class answer.
+// Within a class, allow lines run from the longest wildcard prefix to the
+// shortest and, among equals, from the entry listed last to the first, so
+// the line that matches first also names the entry whose grant applies.
+// The matcher tests the component first (compMatch: equality, or Casbin's
+// keyMatch against component+"/" so that "_table/*" covers "_table"), then
+// the service, then the requestor and verb masks (bitAny). EnforceEx
+// reports the matched line, from which Go reads the class and the entry.
 //
 // Go does the rest: validating and normalising records and requests,
-// ordering the policy lines, the decision cache, the role's active flag and
+// ordering the policy lines, the decision cache, the role's active flag,
 // the messages, and the helpers Reachable and ServiceReachable.
 //
 // # Grants
@@ -72,8 +81,28 @@
 //
 // Decisions are cached in a bounded, sharded LRU keyed by
 // role|service|component|verb|requestor. Components come from callers, so
-// the key space is unbounded; the bound caps memory. Components longer than
-// 1024 bytes are decided but not cached.
+// the key space is unbounded; the bound caps memory, and components longer
+// than 1024 bytes are decided but not cached. Within a role, no entry
+// looks past a certain number of leading path segments (two for
+// "_table/contact", one for "_table/*"), and components that agree on
+// those segments and are longer get the same decision; the key keeps only
+// those segments, so "_table/contact/5" and "_table/contact/6" share one
+// entry and record ids do not flood the cache.
+//
+// # Differences from DreamFactory
+//
+//   - An entry with component "*" is its own class, between component
+//     wildcards and all-services entries, as the reference describes.
+//     DreamFactory's code lets such an entry fall into the wildcard class
+//     (strpos finds "*" at 0), where its verbs would be OR-ed with
+//     "_table/*" and the like.
+//   - Service names are compared exactly; DreamFactory lower-cases them.
+//   - Request components are cleaned: trailing and repeated slashes and
+//     "." and ".." segments cannot be used to step around an exact entry.
+//   - Grants come from all-services entries too; DreamFactory applies no
+//     row filters at that level.
+//   - An unknown lookup in a filter value is an error, where DreamFactory
+//     leaves the token in place.
 //
 // Package policy imports Casbin, the standard library and proxy/caller
 // only. It knows nothing of HTTP: the handlers/rbac stage turns a refused

@@ -9,43 +9,71 @@ import (
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
+	"github.com/casbin/casbin/v2/util"
 )
 
-// modelText is the Casbin model every role's enforcer is built from.
+// modelText is the Casbin model every enforcer is built from.
 //
 // A request is (service, component, component+"/", requestor bit, verb
-// bit). A policy line is (priority, class, service, component, kind,
-// requestor mask, verb mask, effect, entry index):
+// bit). A policy line is (priority, class, service, pattern, requestor
+// mask, verb mask, effect, entry index):
 //
+//   - the pattern is "=" and a component that must equal the request's,
+//     or "~" and a keyMatch pattern tested against component+"/", so that
+//     "~_table/*" covers "_table" too and "~*" covers everything;
 //   - service "*" stands for all services;
-//   - kind "eq" compares components for equality, kind "key" uses
-//     keyMatch against component+"/", so "_table/*" covers "_table" too;
 //   - bitAny tests a request bit against a mask;
 //   - a deny line (a class's fence) matches whatever the verb.
 //
-// The priority effect lets the first matching line in priority order
-// decide; see the package documentation for how lines are ordered.
+// The component test comes first because it rules out most lines. The
+// priority effect lets the first matching line in priority order decide;
+// see the package documentation for how lines are ordered.
 const modelText = `
 [request_definition]
 r = svc, comp, cslash, req, verb
 
 [policy_definition]
-p = priority, class, svc, comp, kind, req, verbs, eft, entry
+p = priority, class, svc, pattern, req, verbs, eft, entry
 
 [policy_effect]
 e = priority(p.eft) || deny
 
 [matchers]
-m = (p.svc == "*" || p.svc == r.svc) && (p.kind == "eq" && p.comp == r.comp || p.kind == "key" && keyMatch(r.cslash, p.comp)) && bitAny(r.req, p.req) && (p.eft == "deny" || bitAny(r.verb, p.verbs))
+m = compMatch(r.comp, r.cslash, p.pattern) && (p.svc == r.svc || p.svc == "*") && bitAny(r.req, p.req) && (p.eft == "deny" || bitAny(r.verb, p.verbs))
 `
 
 // Positions of the fields of a policy line, after the "p" type.
 const (
 	fieldClass = 1
-	fieldEft   = 7
-	fieldEntry = 8
-	lineFields = 9
+	fieldEft   = 6
+	fieldEntry = 7
+	lineFields = 8
 )
+
+// compMatch is the Casbin function compMatch(comp, comp+"/", pattern): see
+// modelText. The wildcard test is Casbin's own keyMatch.
+func compMatch(args ...any) (any, error) {
+	if len(args) != 3 {
+		return false, fmt.Errorf("compMatch: want 3 arguments, got %d", len(args))
+	}
+	comp, ok1 := args[0].(string)
+	cslash, ok2 := args[1].(string)
+	pattern, ok3 := args[2].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return false, fmt.Errorf("compMatch: arguments %T, %T, %T, want strings", args...)
+	}
+	switch {
+	case pattern == "":
+		// Casbin evaluates the matcher once with empty policy values when
+		// an enforcer has no lines.
+		return false, nil
+	case pattern[0] == '=':
+		return comp == pattern[1:], nil
+	case pattern[0] == '~':
+		return util.KeyMatch(cslash, pattern[1:]), nil
+	}
+	return false, fmt.Errorf("compMatch: pattern %q has no kind", pattern)
+}
 
 // bitAny is the Casbin function bitAny(bit, mask): true when the request
 // bit (a number) is set in the policy mask (a decimal string).
@@ -153,11 +181,11 @@ func svcField(e *compiled) string {
 }
 
 func line(prio int, e *compiled, verbs, eft, entry string) []string {
-	kind := "eq"
+	pattern := "=" + e.component
 	if e.class != ClassExact && !(e.class == ClassAllServices && e.component == "") {
-		kind = "key"
+		pattern = "~" + e.component
 	}
-	return []string{"p", strconv.Itoa(prio), strconv.Itoa(int(e.class)), svcField(e), e.component, kind,
+	return []string{"p", strconv.Itoa(prio), strconv.Itoa(int(e.class)), svcField(e), pattern,
 		strconv.Itoa(e.requestor), verbs, eft, entry}
 }
 
@@ -174,5 +202,6 @@ func newEnforcer(entries []compiled, include func(*compiled) bool) (*casbin.Enfo
 		return nil, fmt.Errorf("casbin enforcer: %w", err)
 	}
 	e.AddFunction("bitAny", bitAny)
+	e.AddFunction("compMatch", compMatch)
 	return e, nil
 }
