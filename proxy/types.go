@@ -1,11 +1,16 @@
 package proxy
 
-import "github.com/portcullis-dev/portcullis/proxy/service"
+import (
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/sqldb"
+)
 
 // defaultTypes is the list of service types a standalone instance knows.
 // Embedders add theirs with WithTypes. Every generic type of the spec that
 // is not here is still listed by /system/service_type and refuses to be
 // created with 501.
 func defaultTypes() []service.Type {
-	return []service.Type{}
+	var types []service.Type
+	types = append(types, sqldb.Types()...)
+	return types
 }

@@ -1,0 +1,178 @@
+package sqldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/engines"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+)
+
+// connectTimeout bounds opening the pool, so that a request to a database
+// that does not answer fails with 503 instead of hanging.
+const connectTimeout = 5 * time.Second
+
+// schemaRetryAge is how old the cached schema must be before a request for
+// a table it does not know re-reads it (a table created behind our back).
+const schemaRetryAge = time.Second
+
+// Backend serves one database service. It is safe for concurrent use.
+type Backend struct {
+	name string
+	kind dialects.Kind
+	cfg  Config
+	conn dialects.Config
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	db      *bun.DB
+	dialect dialects.Dialect
+	closed  bool
+
+	schemaMu sync.Mutex
+	schema   atomic.Pointer[cachedSchema]
+}
+
+type cachedSchema struct {
+	s  *dialects.Schema
+	at time.Time
+}
+
+var (
+	_ service.Backend      = (*Backend)(nil)
+	_ service.CacheFlusher = (*Backend)(nil)
+)
+
+func newBackend(kind dialects.Kind, name string, cfg Config, deps service.Deps) (*Backend, error) {
+	conn, err := cfg.Dialect(kind, deps.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name)}, nil
+}
+
+// Close closes the connection pool. Requests that arrive afterwards get 503.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.db == nil {
+		return nil
+	}
+	err := b.db.Close()
+	b.db = nil
+	return err
+}
+
+// FlushCache forgets the introspected schema; the next request reads it
+// again. DELETE /system/cache calls it.
+func (b *Backend) FlushCache(context.Context) error {
+	b.InvalidateSchema()
+	return nil
+}
+
+// InvalidateSchema forgets the introspected schema after a change of the
+// database's structure.
+func (b *Backend) InvalidateSchema() { b.schema.Store(nil) }
+
+// pool returns the service's connection pool, opening it on first use. A
+// database that cannot be reached is a 503; the next call tries again.
+func (b *Backend) pool(ctx context.Context) (*bun.DB, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, apierr.Unavailable("Service '%s' is being reconfigured; try again.", b.name)
+	}
+	if b.db != nil {
+		return b.db, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	db, d, err := engines.Open(ctx, b.conn)
+	if err != nil {
+		b.log.Warn("database unavailable", "error", err)
+		if errors.Is(err, dialects.ErrDSN) {
+			return nil, apierr.InternalMsg("Service '%s' has a configuration error: %v", b.name, err).WithCause(err)
+		}
+		return nil, unavailable(b.name, err)
+	}
+	b.db, b.dialect = db, d
+	return db, nil
+}
+
+func unavailable(service string, cause error) *apierr.Error {
+	return apierr.Unavailable("Database of service '%s' is unavailable; try again later.", service).WithCause(cause)
+}
+
+// loadSchema returns the introspected schema, reading it when there is none
+// cached or when the cached one is older than maxAge (maxAge 0: any cached
+// schema will do).
+func (b *Backend) loadSchema(ctx context.Context, db *bun.DB, maxAge time.Duration) (*dialects.Schema, error) {
+	if c := b.schema.Load(); c != nil && (maxAge == 0 || time.Since(c.at) < maxAge) {
+		return c.s, nil
+	}
+	b.schemaMu.Lock()
+	defer b.schemaMu.Unlock()
+	if c := b.schema.Load(); c != nil && (maxAge == 0 || time.Since(c.at) < maxAge) {
+		return c.s, nil // read by another request while we waited
+	}
+	b.mu.Lock()
+	d := b.dialect
+	b.mu.Unlock()
+	if d == nil {
+		return nil, unavailable(b.name, errors.New("pool closed"))
+	}
+	s, err := d.Introspect(ctx, db)
+	if err != nil {
+		return nil, b.dbError(fmt.Errorf("introspect: %w", err))
+	}
+	b.schema.Store(&cachedSchema{s: s, at: time.Now()})
+	return s, nil
+}
+
+// ServeHTTP routes a request below /api/v2/{service}/.
+func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := b.serve(w, r); err != nil {
+		apierr.Write(w, err)
+	}
+}
+
+func (b *Backend) serve(w http.ResponseWriter, r *http.Request) error {
+	t := service.TargetFrom(r.Context())
+	if t == nil {
+		return apierr.Internal(errors.New("sqldb: request without a target"))
+	}
+	seg := t.Segments()
+	verb := t.Verb
+	if verb == "" {
+		verb = r.Method
+	}
+	if verb == http.MethodHead {
+		verb = http.MethodGet
+	}
+	if len(seg) == 0 {
+		if verb != http.MethodGet {
+			return apierr.BadRequest("%s requests without a resource are not currently supported by the '%s' service.", verb, b.name)
+		}
+		return writeList(w, []string{"_table"}, r)
+	}
+	switch seg[0] {
+	case "_table":
+		return b.serveTable(w, r, verb, seg[1:])
+	}
+	return apierr.NotFound("Resource '%s' not found for service '%s'.", seg[0], b.name)
+}

@@ -1,0 +1,408 @@
+package sqldb
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+)
+
+// record is one record of a request body: field names as sent, JSON
+// values decoded with numbers as json.Number.
+type record = map[string]any
+
+// options are the table options of one request, from the query string and
+// the JSON body (the query string wins).
+type options struct {
+	fields      string
+	fieldsGiven bool
+	filter      string
+	limit       int // 0: not given
+	offset      int
+	order       string
+	group       string
+	having      string
+	related     string
+
+	includeCount bool
+	countOnly    bool
+	ids          []filter.Value
+	idsGiven     bool
+	idField      string
+	cont         bool
+	rollback     bool
+	force        bool
+	asList       bool
+
+	// rel holds per-relation options ({rel}.fields, {rel}.order,
+	// {rel}.limit), keyed by the lowercased relation name.
+	rel map[string]*relOptions
+
+	// records are the body's records ({"resource":[…]} or […]); object is a
+	// bare object body (a record for by-id routes and for writes by ids or
+	// filter). hasBody says any body was sent.
+	records []record
+	object  record
+	hasBody bool
+}
+
+// relOptions are the options of one relation in related.
+type relOptions struct {
+	fields string
+	order  string
+	limit  int
+}
+
+// aliases maps every accepted parameter name to its canonical name.
+var aliases = map[string]string{
+	"fields": "fields", "select": "fields",
+	"filter": "filter", "where": "filter",
+	"limit": "limit", "top": "limit",
+	"offset": "offset", "skip": "offset",
+	"order": "order", "sort": "order", "order_by": "order",
+	"group": "group", "group_by": "group",
+	"having":        "having",
+	"related":       "related",
+	"include_count": "include_count",
+	"count_only":    "count_only",
+	"ids":           "ids",
+	"id_field":      "id_field",
+	"id_type":       "id_type",
+	"continue":      "continue",
+	"rollback":      "rollback",
+	"force":         "force",
+	"as_list":       "as_list",
+}
+
+// maxBodyRecords caps the records of one batch.
+const maxBodyRecords = 10000
+
+// parseOptions reads the table options of r: its query string and, when
+// present, its JSON body.
+func parseOptions(r *http.Request, maxRecords int) (*options, error) {
+	o := &options{}
+	params := map[string]any{}
+	var data []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		if data, err = io.ReadAll(r.Body); err != nil {
+			return nil, apierr.As(err)
+		}
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		o.hasBody = true
+		if err := o.readBody(data, params); err != nil {
+			return nil, err
+		}
+	}
+	// The query string wins over the body.
+	q := r.URL.Query()
+	for k, vs := range q {
+		if len(vs) > 0 {
+			params[k] = vs[len(vs)-1]
+		}
+	}
+	return o, o.apply(params, maxRecords)
+}
+
+// readBody decodes a JSON body: {"resource":[…], options…}, a bare array of
+// records, or a bare object.
+func (o *options) readBody(data []byte, params map[string]any) error {
+	var v any
+	if err := apierr.Unmarshal(data, &v, false); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case []any:
+		return o.setRecords(v)
+	case map[string]any:
+		res, wrapped := v["resource"]
+		if !wrapped {
+			o.object = v
+			return nil
+		}
+		for k, val := range v {
+			if k != "resource" {
+				params[k] = val
+			}
+		}
+		switch res := res.(type) {
+		case []any:
+			return o.setRecords(res)
+		case map[string]any:
+			o.records = []record{res}
+			return nil
+		case nil:
+			return nil
+		}
+		return apierr.BadRequest("The 'resource' member must be an array of records.")
+	}
+	return apierr.BadRequest("The request body must be a JSON object or an array of records.")
+}
+
+func (o *options) setRecords(list []any) error {
+	if len(list) > maxBodyRecords {
+		return apierr.BadRequest("A batch may hold at most %d records.", maxBodyRecords)
+	}
+	o.records = make([]record, 0, len(list))
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return apierr.BadRequest("Record %d is not a JSON object.", i)
+		}
+		o.records = append(o.records, m)
+	}
+	return nil
+}
+
+// apply sets the options from params (canonical names and aliases,
+// per-relation options), checking their types.
+func (o *options) apply(params map[string]any, maxRecords int) error {
+	var errs []string
+	for key, raw := range params {
+		name, ok := aliases[key]
+		if !ok {
+			if rel, opt, ok := relationOption(key); ok {
+				if err := o.setRelOption(rel, opt, raw); err != nil {
+					errs = append(errs, err.Error())
+				}
+			}
+			continue // unknown parameters are ignored, as DreamFactory does
+		}
+		switch name {
+		case "fields":
+			o.fields, o.fieldsGiven = listText(raw), true
+		case "filter":
+			o.filter = text(raw)
+		case "order":
+			o.order = listText(raw)
+		case "group":
+			o.group = listText(raw)
+		case "having":
+			o.having = text(raw)
+		case "related":
+			o.related = listText(raw)
+		case "id_field":
+			o.idField = listText(raw)
+		case "id_type":
+			// Types come from the schema; accepted for compatibility.
+		case "limit", "offset":
+			n, err := integer(name, raw)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			if name == "limit" {
+				o.limit = n
+			} else if n < 0 {
+				errs = append(errs, "offset must not be negative")
+			} else {
+				o.offset = n
+			}
+		case "include_count", "count_only", "continue", "rollback", "force", "as_list":
+			b, err := boolean(name, raw)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			switch name {
+			case "include_count":
+				o.includeCount = b
+			case "count_only":
+				o.countOnly = b
+			case "continue":
+				o.cont = b
+			case "rollback":
+				o.rollback = b
+			case "force":
+				o.force = b
+			case "as_list":
+				o.asList = b
+			}
+		case "ids":
+			ids, err := idList(raw)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			o.ids, o.idsGiven = ids, true
+		}
+	}
+	if len(errs) > 0 {
+		return apierr.BadRequest("%s.", strings.Join(sortedUnique(errs), "; "))
+	}
+	if o.limit < 1 || o.limit > maxRecords {
+		o.limit = maxRecords
+	}
+	if o.cont && o.rollback {
+		return apierr.BadRequest("Rollback and continue operations can not be requested at the same time.")
+	}
+	return nil
+}
+
+// relationOption splits "{rel}.fields" (or DreamFactory's "{rel}_fields")
+// into the relation and the option.
+func relationOption(key string) (rel, opt string, ok bool) {
+	for _, o := range []string{"fields", "order", "limit"} {
+		for _, sep := range []string{".", "_"} {
+			if suffix := sep + o; strings.HasSuffix(key, suffix) && len(key) > len(suffix) {
+				return key[:len(key)-len(suffix)], o, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+func (o *options) setRelOption(rel, opt string, raw any) error {
+	if o.rel == nil {
+		o.rel = map[string]*relOptions{}
+	}
+	key := strings.ToLower(rel)
+	ro := o.rel[key]
+	if ro == nil {
+		ro = &relOptions{}
+		o.rel[key] = ro
+	}
+	switch opt {
+	case "fields":
+		ro.fields = listText(raw)
+	case "order":
+		ro.order = listText(raw)
+	case "limit":
+		n, err := integer(rel+"."+opt, raw)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return errors.New(rel + ".limit must not be negative")
+		}
+		ro.limit = n
+	}
+	return nil
+}
+
+// text returns a parameter as a string.
+func text(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// listText returns a parameter that may also be sent as a JSON array of
+// names as a comma-separated string.
+func listText(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, 0, len(l))
+		for _, it := range l {
+			parts = append(parts, text(it))
+		}
+		return strings.Join(parts, ",")
+	}
+	return text(v)
+}
+
+func integer(name string, v any) (int, error) {
+	s := strings.TrimSpace(text(v))
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n > 1<<40 || n < -(1<<40) {
+		return 0, errors.New(name + " must be an integer")
+	}
+	return n, nil
+}
+
+func boolean(name string, v any) (bool, error) {
+	if b, ok := v.(bool); ok {
+		return b, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(text(v))) {
+	case "true", "1", "yes", "on", "y":
+		return true, nil
+	case "false", "0", "no", "off", "n", "":
+		return false, nil
+	}
+	return false, errors.New(name + " must be true or false")
+}
+
+// idList reads ids: a comma-separated string in the ids grammar, or a JSON
+// array of scalars.
+func idList(v any) ([]filter.Value, error) {
+	if l, ok := v.([]any); ok {
+		out := make([]filter.Value, 0, len(l))
+		for _, it := range l {
+			switch it := it.(type) {
+			case json.Number:
+				out = append(out, filter.Value{Kind: filter.ValueNumber, Text: it.String()})
+			case string:
+				out = append(out, filter.Value{Kind: filter.ValueString, Text: it})
+			case bool:
+				out = append(out, filter.Value{Kind: filter.ValueBool, Text: strconv.FormatBool(it)})
+			default:
+				return nil, errors.New("ids must be a list of scalar values")
+			}
+		}
+		return out, nil
+	}
+	ids, err := filter.ParseIDs(text(v))
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func sortedUnique(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	// map iteration made the order random; sort for a stable message
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// writeList writes names as DreamFactory lists resources:
+// {"resource":[{"name":…}]}, or {"resource":[…names]} with as_list=true.
+func writeList(w http.ResponseWriter, names []string, r *http.Request) error {
+	asList, _ := boolean("as_list", r.URL.Query().Get("as_list"))
+	if asList {
+		return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": names})
+	}
+	out := make([]map[string]string, len(names))
+	for i, n := range names {
+		out[i] = map[string]string{"name": n}
+	}
+	return writeJSON(w, map[string]any{"resource": out})
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	_ = apierr.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+var _ = url.Values{}

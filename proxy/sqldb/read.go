@@ -1,0 +1,535 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+)
+
+// flushSize is how much encoded JSON a streamed response gathers before it
+// writes to the client.
+const flushSize = 32 << 10
+
+// selection is the column list of a read: the visible columns the client
+// asked for, then hidden ones the backend needs (keys, relation fields).
+type selection struct {
+	expr    string
+	args    []any
+	visible int
+	hidden  map[string]int // lowercased column name → index among all columns
+	grouped bool
+	// aggregate is set when the visible columns hold an aggregate.
+	aggregate bool
+}
+
+// selectColumns builds the selection for fields (the client's parameter)
+// plus hidden columns. Fields the grant does not allow are dropped.
+func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (*selection, error) {
+	sel, err := filter.ParseFields(fields)
+	if err != nil {
+		return nil, badQuery(err)
+	}
+	s := &selection{grouped: grouped, hidden: map[string]int{}}
+	var parts []string
+	visible := 0
+	if sel.All {
+		for _, c := range q.table.Columns {
+			if q.grant.AllowsField(c.Name) {
+				visible++
+				parts = append(parts, "?")
+				s.args = append(s.args, qualified(q.table.Name, c.Name))
+			}
+		}
+	} else {
+		kept := sel.Items[:0:0]
+		for _, it := range sel.Items {
+			if it.Term.Agg == filter.NoAggregate && len(it.Term.Path) == 1 {
+				if c := q.table.Column(it.Term.Path[0]); c != nil && !q.grant.AllowsField(c.Name) {
+					continue // not readable: dropped
+				}
+			}
+			if it.Term.Agg != filter.NoAggregate {
+				s.aggregate = true
+			}
+			kept = append(kept, it)
+		}
+		visible = len(kept)
+		if len(kept) > 0 {
+			expr, args, err := filter.CompileSelect(filter.Selection{Items: kept}, q.res)
+			if err != nil {
+				return nil, badQuery(err)
+			}
+			parts = append(parts, expr)
+			s.args = append(s.args, args...)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, apierr.Forbidden("None of the requested fields of table '%s' may be read.", q.table.Name)
+	}
+	s.visible = visible
+	for _, h := range hidden {
+		key := strings.ToLower(h)
+		if _, ok := s.hidden[key]; ok {
+			continue
+		}
+		s.hidden[key] = s.visible + len(s.hidden)
+		parts = append(parts, "? AS ?")
+		s.args = append(s.args, qualified(q.table.Name, h), bun.Ident("pc_h"+strconv.Itoa(len(s.hidden))))
+	}
+	s.expr = strings.Join(parts, ", ")
+	return s, nil
+}
+
+// query is a read to run.
+type query struct {
+	sel      *selection
+	cond     string
+	args     []any
+	group    string
+	gargs    []any
+	having   string
+	hargs    []any
+	order    string
+	oargs    []any
+	limit    int // 0: none
+	offset   int
+	useGrant bool
+}
+
+func (q *tableReq) build(db bun.IDB, qu *query) *bun.SelectQuery {
+	sq := db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr(qu.sel.expr, qu.sel.args...)
+	sq = q.where(sq, qu.cond, qu.args)
+	if qu.group != "" {
+		sq = sq.GroupExpr(qu.group, qu.gargs...)
+	}
+	if qu.having != "" {
+		sq = sq.Having(qu.having, qu.hargs...)
+	}
+	if qu.order != "" {
+		sq = sq.OrderExpr(qu.order, qu.oargs...)
+	}
+	if qu.limit > 0 {
+		sq = sq.Limit(int64(qu.limit))
+	}
+	if qu.offset > 0 {
+		if qu.limit == 0 {
+			sq = sq.Limit(1 << 62)
+		}
+		sq = sq.Offset(int64(qu.offset))
+	}
+	return sq
+}
+
+// defaultOrder orders by the primary key, so that pages are stable and
+// every engine returns the same order.
+func (q *tableReq) defaultOrder() (string, []any) {
+	if len(q.table.PrimaryKey) == 0 {
+		return "", nil
+	}
+	parts := make([]string, len(q.table.PrimaryKey))
+	args := make([]any, len(q.table.PrimaryKey))
+	for i, k := range q.table.PrimaryKey {
+		parts[i] = "? ASC"
+		args[i] = qualified(q.table.Name, k)
+	}
+	return strings.Join(parts, ", "), args
+}
+
+// get answers GET _table/{table}.
+func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
+	o := q.opts
+	if o.idsGiven || len(o.records) > 0 {
+		return q.getByKeys(ctx, w)
+	}
+	cond, args, err := q.compileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	qu := &query{cond: cond, args: args, limit: o.limit, offset: o.offset}
+	if g := strings.TrimSpace(o.group); g != "" {
+		terms, err := filter.ParseGroup(g)
+		if err != nil {
+			return badQuery(err)
+		}
+		if qu.group, qu.gargs, err = filter.CompileGroup(terms, q.res); err != nil {
+			return badQuery(err)
+		}
+	}
+	if h := strings.TrimSpace(o.having); h != "" {
+		if qu.group == "" {
+			return apierr.BadRequest("having needs group.")
+		}
+		e, err := filter.ParseHaving(h)
+		if err != nil {
+			return badQuery(err)
+		}
+		if qu.having, qu.hargs, err = filter.CompileHaving(e, q.res); err != nil {
+			return badQuery(err)
+		}
+	}
+	if o.countOnly {
+		n, err := q.count(ctx, qu)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, map[string]any{"meta": map[string]any{"count": n}})
+	}
+	rels, err := q.relations(qu.group != "")
+	if err != nil {
+		return err
+	}
+	if qu.sel, err = q.selectColumns(o.fields, qu.group != "", relationFields(rels)); err != nil {
+		return err
+	}
+	if ord := strings.TrimSpace(o.order); ord != "" {
+		items, err := filter.ParseOrder(ord)
+		if err != nil {
+			return badQuery(err)
+		}
+		if qu.order, qu.oargs, err = filter.CompileOrder(items, q.res); err != nil {
+			return badQuery(err)
+		}
+	} else if qu.group == "" && !qu.sel.aggregate {
+		qu.order, qu.oargs = q.defaultOrder()
+	}
+	var total int64 = -1
+	if o.includeCount {
+		if total, err = q.count(ctx, qu); err != nil {
+			return err
+		}
+	}
+	qu.limit = o.limit + 1 // one more tells whether a next page exists
+	rows, err := q.build(q.db, qu).Rows(ctx)
+	if err != nil {
+		return q.b.dbError(err)
+	}
+	defer rows.Close()
+	rr, err := newRowReader(rows, qu.sel.visible)
+	if err != nil {
+		return q.b.dbError(err)
+	}
+	meta := func(n int) []byte {
+		var m []string
+		if total >= 0 {
+			m = append(m, `"count":`+strconv.FormatInt(total, 10))
+		}
+		if n > o.limit {
+			m = append(m, `"next":`+strconv.Itoa(o.offset+o.limit))
+		}
+		if len(m) == 0 {
+			return nil
+		}
+		return []byte(`,"meta":{` + strings.Join(m, ",") + `}`)
+	}
+	if len(rels) > 0 {
+		page, err := q.readPage(rr, o.limit)
+		if err != nil {
+			return q.b.dbError(err)
+		}
+		rows.Close()
+		if err := q.loadRelations(ctx, q.db, rels, page.rows, qu.sel); err != nil {
+			return err
+		}
+		buf := make([]byte, 0, flushSize)
+		buf = append(buf, `{"resource":[`...)
+		for i, pr := range page.rows {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendWithRelations(buf, pr, rels)
+		}
+		buf = append(buf, ']')
+		buf = append(buf, meta(page.seen)...)
+		buf = append(buf, "}\n"...)
+		return writeRaw(w, buf)
+	}
+	return q.stream(w, rr, o.limit, meta)
+}
+
+// stream writes the rows of rr as {"resource":[…]} followed by meta,
+// flushing every flushSize bytes. An error before anything was written is
+// returned (and becomes an error response); after that the response is cut
+// short, so the client sees invalid JSON rather than a silently short list.
+func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta func(int) []byte) error {
+	buf := make([]byte, 0, flushSize+4096)
+	buf = append(buf, `{"resource":[`...)
+	started := false
+	n := 0
+	for {
+		ok, err := rr.Next()
+		if err != nil {
+			if !started {
+				return q.b.dbError(err)
+			}
+			q.b.log.Error("reading rows failed mid-response", "error", err)
+			w.Write(buf)
+			return nil
+		}
+		if !ok {
+			break
+		}
+		n++
+		if n > limit {
+			// Drain nothing more: the extra row only tells that a next page exists.
+			break
+		}
+		if n > 1 {
+			buf = append(buf, ',')
+		}
+		buf = rr.AppendObject(buf)
+		if len(buf) >= flushSize {
+			if !started {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				started = true
+			}
+			if _, err := w.Write(buf); err != nil {
+				return nil // the client went away
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, ']')
+	buf = append(buf, meta(n)...)
+	buf = append(buf, "}\n"...)
+	if !started {
+		return writeRaw(w, buf)
+	}
+	w.Write(buf)
+	return nil
+}
+
+func writeRaw(w http.ResponseWriter, b []byte) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	return nil
+}
+
+// count returns how many records (or groups) a read matches.
+func (q *tableReq) count(ctx context.Context, qu *query) (int64, error) {
+	var sq *bun.SelectQuery
+	if qu.group != "" {
+		inner := q.db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr("1 AS ?", bun.Ident("pc_one"))
+		inner = q.where(inner, qu.cond, qu.args).GroupExpr(qu.group, qu.gargs...)
+		if qu.having != "" {
+			inner = inner.Having(qu.having, qu.hargs...)
+		}
+		sq = q.db.NewSelect().TableExpr("(?) AS ?", inner, bun.Ident("pc_c")).ColumnExpr("COUNT(*)")
+	} else {
+		sq = q.where(q.db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr("COUNT(*)"), qu.cond, qu.args)
+	}
+	var n int64
+	if err := sq.Scan(ctx, &n); err != nil {
+		return 0, q.b.dbError(err)
+	}
+	return n, nil
+}
+
+// pageRow is one buffered row: its JSON object and its hidden values.
+type pageRow struct {
+	obj    []byte
+	hidden []any
+	// rels holds the encoded related records, one per relation.
+	rels [][]byte
+}
+
+type page struct {
+	rows []*pageRow
+	seen int // rows read, including the one past the limit
+}
+
+// readPage buffers up to limit rows (limit 0: all).
+func (q *tableReq) readPage(rr *rowReader, limit int) (*page, error) {
+	p := &page{}
+	for {
+		ok, err := rr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return p, nil
+		}
+		p.seen++
+		if limit > 0 && p.seen > limit {
+			return p, nil
+		}
+		pr := &pageRow{obj: rr.AppendObject(nil)}
+		if n := len(rr.vals) - rr.visible; n > 0 {
+			pr.hidden = make([]any, n)
+			for i := range n {
+				pr.hidden[i] = cloneValue(rr.vals[rr.visible+i])
+			}
+		}
+		p.rows = append(p.rows, pr)
+	}
+}
+
+// cloneValue copies driver-owned bytes so a value outlives the next Scan.
+func cloneValue(v any) any {
+	if b, ok := v.([]byte); ok {
+		return append([]byte(nil), b...)
+	}
+	return v
+}
+
+// getByID answers GET _table/{table}/{id}: the record, unwrapped.
+func (q *tableReq) getByID(ctx context.Context, w http.ResponseWriter, id string) error {
+	cols, err := q.keyColumns()
+	if err != nil {
+		return err
+	}
+	key, err := pathKey(cols, id)
+	if err != nil {
+		return err
+	}
+	recs, err := q.fetchByKeys(ctx, q.db, cols, [][]any{key}, q.opts.fields)
+	if err != nil {
+		return err
+	}
+	obj, ok := recs[keyOf(key...)]
+	if !ok {
+		return apierr.NotFound("Record with identifier '%s' not found.", id)
+	}
+	return writeRaw(w, append(obj, '\n'))
+}
+
+// getByKeys answers GET with ids (or records in the body): the records in
+// the order asked; any missing is a batch error.
+func (q *tableReq) getByKeys(ctx context.Context, w http.ResponseWriter) error {
+	cols, err := q.keyColumns()
+	if err != nil {
+		return err
+	}
+	var keys [][]any
+	var texts []string
+	if q.opts.idsGiven {
+		if keys, err = idsKeys(cols, q.opts.ids); err != nil {
+			return err
+		}
+		for _, v := range q.opts.ids {
+			texts = append(texts, v.Text)
+		}
+	} else {
+		for i, rec := range q.opts.records {
+			k, ok, err := q.recordKey(cols, rec)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return apierr.BadRequest("Required id field(s) not found in record %d: %s.", i, columnNames(cols))
+			}
+			keys = append(keys, k)
+			texts = append(texts, keyText(k))
+		}
+	}
+	recs, err := q.fetchByKeys(ctx, q.db, cols, keys, q.opts.fields)
+	if err != nil {
+		return err
+	}
+	out := make([]byte, 0, 1024)
+	out = append(out, `{"resource":[`...)
+	var errs []apierr.BatchItem
+	var results []any
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		obj, ok := recs[keyOf(k...)]
+		if !ok {
+			msg := "Record with identifier '" + texts[i] + "' not found."
+			errs = append(errs, apierr.BatchItem{Index: i, Message: msg})
+			results = append(results, errorResult(apierr.NotFound("%s", msg)))
+			out = append(out, "null"...)
+			continue
+		}
+		results = append(results, rawJSON(obj))
+		out = append(out, obj...)
+	}
+	if len(errs) > 0 {
+		if len(keys) == 1 {
+			return apierr.NotFound("%s", errs[0].Message)
+		}
+		var res any
+		if q.opts.cont {
+			res = results
+		}
+		return apierr.Batch("Batch Error: Not all requested records could be retrieved.", errs, res)
+	}
+	out = append(out, "]}\n"...)
+	return writeRaw(w, out)
+}
+
+// fetchByKeys reads the records with keys (honouring the grant), encoded
+// with fields (and related), mapped by keyOf of their key.
+func (q *tableReq) fetchByKeys(ctx context.Context, db bun.IDB, cols []*dialects.Column, keys [][]any, fields string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rels, err := q.relations(false)
+	if err != nil {
+		return nil, err
+	}
+	hidden := columnNamesList(cols)
+	hidden = append(hidden, relationFields(rels)...)
+	sel, err := q.selectColumns(fields, false, hidden)
+	if err != nil {
+		return nil, err
+	}
+	cond, args := q.keyCond(cols, keys)
+	qu := &query{sel: sel, cond: cond, args: args}
+	qu.order, qu.oargs = q.defaultOrder()
+	rows, err := q.build(db, qu).Rows(ctx)
+	if err != nil {
+		return nil, q.b.dbError(err)
+	}
+	defer rows.Close()
+	rr, err := newRowReader(rows, sel.visible)
+	if err != nil {
+		return nil, q.b.dbError(err)
+	}
+	p, err := q.readPage(rr, 0)
+	if err != nil {
+		return nil, q.b.dbError(err)
+	}
+	rows.Close()
+	if len(rels) > 0 {
+		if err := q.loadRelations(ctx, db, rels, p.rows, sel); err != nil {
+			return nil, err
+		}
+	}
+	for _, pr := range p.rows {
+		kv := make([]any, len(cols))
+		for i, c := range cols {
+			kv[i] = pr.hidden[sel.hidden[strings.ToLower(c.Name)]-sel.visible]
+		}
+		k := keyOf(kv...)
+		if _, dup := out[k]; dup {
+			continue // id_field that is not unique: the first record wins
+		}
+		out[k] = appendWithRelations(nil, pr, rels)
+	}
+	return out, nil
+}
+
+func columnNamesList(cols []*dialects.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func columnNames(cols []*dialects.Column) string { return strings.Join(columnNamesList(cols), ", ") }
+
+var _ = sql.ErrNoRows
