@@ -66,7 +66,7 @@
 // with one limit of rate N exactly N concurrent requests pass, and no limit
 // ever lets more than its rate through.
 //
-// Counter keys (below the store's prefix) are
+// Counter keys (stored in Redis as "<prefix>:<key>") are
 //
 //	<type>:<limit id>:<period>:<epoch>.<generation>[:<user id>]
 //

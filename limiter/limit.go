@@ -169,12 +169,14 @@ func PeriodFromIndex(i int) (Period, bool) {
 	return periods[i], true
 }
 
+var verbs = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
 // Verbs lists the HTTP methods a limit may be restricted to.
-func Verbs() []string { return []string{"GET", "POST", "PUT", "PATCH", "DELETE"} }
+func Verbs() []string { return append([]string(nil), verbs[:]...) }
 
 // canonicalVerb returns the upper-case form of v when it is one of Verbs.
 func canonicalVerb(v string) (string, bool) {
-	for _, m := range Verbs() {
+	for _, m := range verbs {
 		if strings.EqualFold(v, m) {
 			return m, true
 		}
