@@ -1,0 +1,408 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/uptrace/bun"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// Prefixes of store.User.ConfirmCode: a pending password reset, or a
+// registration awaiting confirmation (the user cannot sign in until the
+// code is used). The code itself is never stored, only its SHA-256.
+const (
+	codeReset   = "reset:"
+	codeConfirm = "confirm:"
+)
+
+// CodeLength is the length of reset and confirmation codes: uppercase
+// letters and digits, as DreamFactory's.
+const CodeLength = 32
+
+// Messages of the password resource (DreamFactory's texts).
+const (
+	MsgResetMissingEmail   = "Missing required email for password reset confirmation."
+	MsgResetMissingNew     = "Missing new password for reset."
+	MsgCodeFormat          = "Invalid confirmation code format."
+	MsgCodeNotFound        = "The supplied email and/or confirmation code were not found in the system."
+	MsgCodeExpired         = "Confirmation code expired."
+	MsgChangeNeedsBoth     = "Both old and new password are required to change the password."
+	MsgOldPasswordMismatch = "The password supplied does not match."
+	MsgNotEnoughInfo       = "Not enough information provided to change password."
+	MsgMissingAnswer       = "Missing security answer."
+	MsgAnswerMismatch      = "The answer supplied does not match."
+	MsgNoResetChannel      = "No security question found or email confirmation available for this user. Please contact your administrator."
+)
+
+func pendingConfirmation(u *store.User) bool { return strings.HasPrefix(u.ConfirmCode, codeConfirm) }
+
+// newCode returns a random code of CodeLength uppercase letters and digits.
+func newCode() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, CodeLength)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	for i := range b {
+		// 252 = 7*36: reject-free mapping would bias; re-draw the rare
+		// bytes above it.
+		for b[i] >= 252 {
+			var one [1]byte
+			if _, err := rand.Read(one[:]); err != nil {
+				panic("crypto/rand failed: " + err.Error())
+			}
+			b[i] = one[0]
+		}
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+func hashCode(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
+}
+
+// codeFormatOK checks a code's shape before any lookup.
+func codeFormatOK(code string) bool {
+	if len(code) != CodeLength {
+		return false
+	}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// codeMatches reports whether code is the user's pending code (either
+// kind) and whether it is still valid.
+func (s *Service) codeMatches(u *store.User, code string) (match, expired bool) {
+	stored := u.ConfirmCode
+	var h string
+	switch {
+	case strings.HasPrefix(stored, codeReset):
+		h = strings.TrimPrefix(stored, codeReset)
+	case strings.HasPrefix(stored, codeConfirm):
+		h = strings.TrimPrefix(stored, codeConfirm)
+	default:
+		return false, false
+	}
+	if subtle.ConstantTimeCompare([]byte(h), []byte(hashCode(code))) != 1 {
+		return false, false
+	}
+	return true, u.ConfirmExpiry == nil || !s.now().Before(*u.ConfirmExpiry)
+}
+
+// Password serves POST (PUT and PATCH alike) …/password:
+//
+//   - ?reset=true {email}: send a reset code by e-mail ({"success":true}),
+//     or answer {"security_question":…} when the user has one;
+//   - {email, code, new_password}: reset with the e-mailed code;
+//   - {email, security_answer, new_password}: reset with the answer;
+//   - {old_password, new_password} with a session: change the password.
+//
+// A reset or change revokes every session of the user; ?login=true opens a
+// new one and adds its session_token. admin selects /system/admin/password
+// (administrators only); the user endpoint serves users only.
+func (s *Service) Password(admin bool) apierr.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+		default:
+			return unsupported(r, "password")
+		}
+		p, err := readPayload(r)
+		if err != nil {
+			return err
+		}
+		var f struct{ old, new, email, code, answer string }
+		for _, x := range []struct {
+			name string
+			dst  *string
+		}{{"old_password", &f.old}, {"new_password", &f.new}, {"email", &f.email}, {"code", &f.code}, {"security_answer", &f.answer}} {
+			if *x.dst, err = p.str(x.name); err != nil {
+				return err
+			}
+		}
+		f.email = strings.TrimSpace(f.email)
+		login := boolParam(r, "login")
+		switch {
+		case f.old != "":
+			return s.changePassword(w, r, admin, f.old, f.new, login)
+		case boolParam(r, "reset"):
+			return s.requestReset(w, r, admin, f.email)
+		case f.code != "":
+			return s.resetWithCode(w, r, admin, f.email, f.code, f.new, login)
+		case f.answer != "":
+			return s.resetWithAnswer(w, r, admin, f.email, f.answer, f.new, login)
+		}
+		return apierr.BadRequest(MsgNotEnoughInfo)
+	}
+}
+
+// eligible reports whether u may use the password flows of this endpoint.
+func eligible(u *store.User, admin bool) bool {
+	return u != nil && u.IsActive && u.IsSysAdmin == admin
+}
+
+// weakPassword is the 400 for a password that breaks the composition rule.
+func weakPassword(field string) error {
+	msg := fmt.Sprintf("The password must have at least %d characters and at most 72 bytes.", store.MinPasswordLength)
+	return apierr.BadRequest("Invalid data supplied. %s", msg).WithContext(map[string][]string{field: {msg}})
+}
+
+func (s *Service) changePassword(w http.ResponseWriter, r *http.Request, admin bool, old, new string, login bool) error {
+	ctx := r.Context()
+	sess, u, _, err := s.requireSession(r, admin)
+	if err != nil {
+		return err
+	}
+	if u.IsSysAdmin != admin {
+		return apierr.Forbidden("You are not authorized to reset/change password for the account %s", u.Email)
+	}
+	if new == "" {
+		return apierr.BadRequest(MsgChangeNeedsBoth)
+	}
+	keys := s.keys(r, u.Email)
+	if err := s.throttled(ctx, keys); err != nil {
+		return err
+	}
+	if !store.CheckPassword(u.Password, old) {
+		s.thr.Fail(keys)
+		s.log.WarnContext(ctx, "password change with a wrong old password", "user_id", u.ID, "address", keys.Address)
+		return apierr.BadRequest(MsgOldPasswordMismatch)
+	}
+	s.thr.Succeed(keys)
+	if err := s.setPassword(ctx, u, new, "new_password"); err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "password changed", "user_id", u.ID)
+	return s.afterPasswordSet(w, r, u, sess.AppID, login)
+}
+
+// setPassword stores a new password, clears any pending code and revokes
+// every session of the user.
+func (s *Service) setPassword(ctx context.Context, u *store.User, password, field string) error {
+	hash, err := store.HashPassword(password)
+	if errors.Is(err, store.ErrWeakPassword) {
+		return weakPassword(field)
+	}
+	if err != nil {
+		return apierr.Internal(err)
+	}
+	now := s.now()
+	err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*store.User)(nil)).
+			Set("password = ?", hash).Set("confirm_code = NULL").Set("confirm_expiry = NULL").
+			Set("last_modified_date = ?", now.Truncate(time.Second)).
+			Where("id = ?", u.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("auth: set password: %w", err)
+		}
+		return s.revokeUser(ctx, tx, u.ID, now)
+	})
+	if err != nil {
+		return apierr.Internal(err)
+	}
+	s.shared.cache.dropUser(u.ID)
+	u.Password, u.ConfirmCode, u.ConfirmExpiry = hash, "", nil
+	return nil
+}
+
+// afterPasswordSet answers a reset or change: {"success":true}, with a new
+// session's token when login is asked for.
+func (s *Service) afterPasswordSet(w http.ResponseWriter, r *http.Request, u *store.User, sessApp int64, login bool) error {
+	if !login {
+		return writeJSON(w, success{Success: true})
+	}
+	app := appID(r)
+	if app == 0 {
+		app = sessApp
+	}
+	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
+	if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
+		return apierr.Forbidden(MsgRoleInactive)
+	}
+	iss, err := s.open(r.Context(), u, app, s.opts.TokenTTL, false)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, success{Success: true, SessionToken: iss.token})
+}
+
+func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin bool, email string) error {
+	ctx := r.Context()
+	if email == "" {
+		return apierr.BadRequest(MsgResetMissingEmail)
+	}
+	u, err := s.findUser(ctx, email)
+	if err != nil {
+		return err
+	}
+	if !eligible(u, admin) {
+		// Same answer as a sent code: the response must not tell which
+		// addresses have accounts.
+		if s.opts.Mailer == nil {
+			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured")
+			return apierr.InternalMsg(MsgNoResetChannel)
+		}
+		return writeJSON(w, success{Success: true})
+	}
+	if q := strings.TrimSpace(u.SecurityQuestion); q != "" && u.SecurityAnswer != "" && !pendingConfirmation(u) {
+		return writeJSON(w, map[string]string{"security_question": q})
+	}
+	if s.opts.Mailer == nil {
+		s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
+		return apierr.InternalMsg(MsgNoResetChannel)
+	}
+	prefix := codeReset
+	if pendingConfirmation(u) {
+		prefix = codeConfirm // a reset must not skip the e-mail confirmation
+	}
+	code := newCode()
+	expiry := s.now().Add(s.opts.ResetCodeTTL).Truncate(time.Second)
+	if _, err := s.st.DB.NewUpdate().Model((*store.User)(nil)).
+		Set("confirm_code = ?", prefix+hashCode(code)).Set("confirm_expiry = ?", expiry).
+		Where("id = ?", u.ID).Exec(ctx); err != nil {
+		return apierr.Internal(fmt.Errorf("auth: store reset code: %w", err))
+	}
+	mins := int64(s.opts.ResetCodeTTL / time.Minute)
+	m := Mail{
+		Kind: MailPasswordReset, To: u.Email, ToName: u.Name,
+		Subject: "Password reset",
+		Text: fmt.Sprintf("Hello %s,\n\nUse this code to reset your password: %s\nIt expires in %d minutes. If you did not ask for a reset, ignore this message.\n",
+			displayName(u), code, mins),
+		Data: mailData(u, code),
+	}
+	if s.opts.PasswordEmailServiceID != nil {
+		m.ServiceID = *s.opts.PasswordEmailServiceID
+	}
+	if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
+		if errors.Is(err, ErrNoMailer) {
+			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
+			return apierr.InternalMsg(MsgNoResetChannel)
+		}
+		s.log.ErrorContext(ctx, "password reset e-mail failed", "user_id", u.ID, "error", err)
+		return apierr.InternalMsg("Error processing password reset: the e-mail could not be sent.").WithCause(err)
+	}
+	s.log.InfoContext(ctx, "password reset code sent", "user_id", u.ID)
+	return writeJSON(w, success{Success: true})
+}
+
+func displayName(u *store.User) string {
+	if u.FirstName != "" {
+		return u.FirstName
+	}
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.Email
+}
+
+func mailData(u *store.User, code string) map[string]string {
+	return map[string]string{"first_name": u.FirstName, "last_name": u.LastName, "name": u.Name,
+		"email": u.Email, "confirm_code": code}
+}
+
+// checkCode finds the user of email whose pending code is code; its errors
+// are DreamFactory's and count as failed attempts.
+func (s *Service) checkCode(r *http.Request, admin bool, email, code string) (*store.User, error) {
+	ctx := r.Context()
+	if email == "" {
+		return nil, apierr.BadRequest(MsgResetMissingEmail)
+	}
+	if !codeFormatOK(code) {
+		return nil, apierr.BadRequest(MsgCodeFormat)
+	}
+	keys := s.keys(r, email)
+	if err := s.throttled(ctx, keys); err != nil {
+		return nil, err
+	}
+	u, err := s.findUser(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	match, expired := false, false
+	if eligible(u, admin) {
+		match, expired = s.codeMatches(u, code)
+	}
+	if !match {
+		s.thr.Fail(keys)
+		s.log.WarnContext(ctx, "wrong reset or confirmation code", "address", keys.Address)
+		return nil, apierr.NotFound(MsgCodeNotFound)
+	}
+	if expired {
+		return nil, apierr.BadRequest(MsgCodeExpired)
+	}
+	s.thr.Succeed(keys)
+	return u, nil
+}
+
+func (s *Service) resetWithCode(w http.ResponseWriter, r *http.Request, admin bool, email, code, new string, login bool) error {
+	if email == "" {
+		return apierr.BadRequest(MsgResetMissingEmail)
+	}
+	if new == "" {
+		return apierr.BadRequest(MsgResetMissingNew)
+	}
+	u, err := s.checkCode(r, admin, email, code)
+	if err != nil {
+		return err
+	}
+	if err := s.setPassword(r.Context(), u, new, "new_password"); err != nil {
+		return err
+	}
+	s.log.InfoContext(r.Context(), "password reset with a code", "user_id", u.ID)
+	return s.afterPasswordSet(w, r, u, 0, login)
+}
+
+func (s *Service) resetWithAnswer(w http.ResponseWriter, r *http.Request, admin bool, email, answer, new string, login bool) error {
+	ctx := r.Context()
+	switch {
+	case email == "":
+		return apierr.BadRequest(MsgResetMissingEmail)
+	case new == "":
+		return apierr.BadRequest(MsgResetMissingNew)
+	case answer == "":
+		return apierr.BadRequest(MsgMissingAnswer)
+	}
+	keys := s.keys(r, email)
+	if err := s.throttled(ctx, keys); err != nil {
+		return err
+	}
+	u, err := s.findUser(ctx, email)
+	if err != nil {
+		return err
+	}
+	hash := ""
+	if eligible(u, admin) && !pendingConfirmation(u) {
+		hash = u.SecurityAnswer
+	}
+	if !store.CheckPassword(hash, answer) {
+		s.thr.Fail(keys)
+		s.log.WarnContext(ctx, "wrong security answer", "address", keys.Address)
+		return apierr.BadRequest(MsgAnswerMismatch)
+	}
+	s.thr.Succeed(keys)
+	if err := s.setPassword(ctx, u, new, "new_password"); err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "password reset with the security answer", "user_id", u.ID)
+	return s.afterPasswordSet(w, r, u, 0, login)
+}
+
+func numericDate(t time.Time) *jwt.NumericDate { return jwt.NewNumericDate(t) }

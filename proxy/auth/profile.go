@@ -1,0 +1,205 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+)
+
+// Profile is the signed-in user's own record as DreamFactory shows it.
+type Profile struct {
+	Username         string `json:"username"`
+	FirstName        string `json:"first_name"`
+	LastName         string `json:"last_name"`
+	Name             string `json:"name"`
+	Email            string `json:"email"`
+	Phone            string `json:"phone"`
+	SecurityQuestion string `json:"security_question"`
+	DefaultAppID     *int64 `json:"default_app_id"`
+	OAuthProvider    string `json:"oauth_provider"`
+	ADLDAP           string `json:"adldap"`
+}
+
+// maxField is the length limit of the profile's text fields.
+const maxField = 255
+
+// Profile serves …/profile: GET returns the signed-in user's profile; POST
+// (PUT and PATCH alike) updates the fields sent (username, first_name,
+// last_name, name, email, phone, security_question, security_answer,
+// default_app_id) and answers {"success":true}. Changing the e-mail retires
+// every token of the user (their sub no longer matches) and returns a new
+// session_token for this session. admin selects /system/admin/profile.
+func (s *Service) Profile(admin bool) apierr.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		switch r.Method {
+		case http.MethodGet:
+			_, u, _, err := s.requireSession(r, admin)
+			if err != nil {
+				return err
+			}
+			return writeJSON(w, Profile{Username: u.Username, FirstName: u.FirstName, LastName: u.LastName,
+				Name: u.Name, Email: u.Email, Phone: u.Phone, SecurityQuestion: u.SecurityQuestion,
+				DefaultAppID: u.DefaultAppID})
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+			return s.updateProfile(w, r, admin)
+		}
+		return unsupported(r, "profile")
+	}
+}
+
+func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bool) error {
+	ctx := r.Context()
+	sess, u, _, err := s.requireSession(r, admin)
+	if err != nil {
+		return err
+	}
+	p, err := readPayload(r)
+	if err != nil {
+		return err
+	}
+	if len(p) == 0 {
+		return apierr.BadRequest("No data supplied for operation.")
+	}
+	problems := map[string][]string{}
+	var cols []string
+	next := *u
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{
+		{"username", &next.Username}, {"first_name", &next.FirstName}, {"last_name", &next.LastName},
+		{"name", &next.Name}, {"email", &next.Email}, {"phone", &next.Phone},
+		{"security_question", &next.SecurityQuestion},
+	} {
+		if !p.has(f.name) {
+			continue
+		}
+		v, err := p.str(f.name)
+		if err != nil {
+			problems[f.name] = append(problems[f.name], "must be a string")
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) > maxField {
+			problems[f.name] = append(problems[f.name], fmt.Sprintf("may not be longer than %d characters", maxField))
+			continue
+		}
+		*f.dst = v
+		cols = append(cols, f.name)
+	}
+	if p.has("name") && next.Name == "" {
+		problems["name"] = append(problems["name"], "must not be empty")
+	}
+	if p.has("email") {
+		if a, err := mail.ParseAddress(next.Email); err != nil || a.Address != next.Email {
+			problems["email"] = append(problems["email"], "must be a valid e-mail address")
+		}
+	}
+	if p.has("security_answer") {
+		ans, err := p.str("security_answer")
+		switch {
+		case err != nil:
+			problems["security_answer"] = append(problems["security_answer"], "must be a string")
+		case ans == "":
+			next.SecurityAnswer = ""
+			cols = append(cols, "security_answer")
+		default:
+			h, err := bcrypt.GenerateFromPassword([]byte(ans), bcrypt.DefaultCost)
+			if err != nil {
+				problems["security_answer"] = append(problems["security_answer"], "may not be longer than 72 bytes")
+				break
+			}
+			next.SecurityAnswer = string(h)
+			cols = append(cols, "security_answer")
+		}
+	}
+	if _, present := p["default_app_id"]; present {
+		id, ok, err := p.int("default_app_id")
+		switch {
+		case err != nil:
+			problems["default_app_id"] = append(problems["default_app_id"], "must be an integer or null")
+		case !ok:
+			next.DefaultAppID = nil
+			cols = append(cols, "default_app_id")
+		default:
+			if snap := s.snapshot(); snap != nil && snap.App(id) == nil {
+				problems["default_app_id"] = append(problems["default_app_id"], fmt.Sprintf("app %d does not exist", id))
+				break
+			}
+			next.DefaultAppID = &id
+			cols = append(cols, "default_app_id")
+		}
+	}
+	if len(problems) > 0 {
+		return apierr.BadRequest("Validation failed").WithContext(problems)
+	}
+	if len(cols) == 0 {
+		return apierr.BadRequest("No data supplied for operation.")
+	}
+	emailChanged := next.Email != u.Email
+	if emailChanged {
+		other, err := s.findUser(ctx, next.Email)
+		if err != nil {
+			return err
+		}
+		if other != nil && other.ID != u.ID {
+			return apierr.Conflict("A user with this email already exists.")
+		}
+	}
+	now := s.now()
+	next.LastModifiedDate = now.Truncate(time.Second)
+	cols = append(cols, "last_modified_date")
+	err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model(&next).Column(cols...).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		if emailChanged {
+			return s.revokeUser(ctx, tx, u.ID, now)
+		}
+		return nil
+	})
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) {
+			return ae
+		}
+		if s.isUnique(err) {
+			return apierr.Conflict("A user with this email already exists.")
+		}
+		return apierr.Internal(fmt.Errorf("auth: update profile: %w", err))
+	}
+	s.shared.cache.dropUser(u.ID)
+	if !emailChanged {
+		return writeJSON(w, success{Success: true})
+	}
+	// The old tokens' sub no longer matches: issue this session a new one.
+	ttl := sess.ExpiresAt.Sub(sess.IssuedAt)
+	if ttl <= 0 {
+		ttl = s.opts.TokenTTL
+	}
+	app := appID(r)
+	if app == 0 {
+		app = sess.AppID
+	}
+	iss, err := s.open(ctx, &next, app, ttl, sess.Browser)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "e-mail changed; sessions renewed", "user_id", u.ID)
+	return writeJSON(w, success{Success: true, SessionToken: iss.token})
+}
+
+// isUnique reports whether err is a unique-constraint violation.
+func (s *Service) isUnique(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unique") || strings.Contains(msg, "duplicate")
+}
