@@ -142,8 +142,6 @@ type Authorizer struct {
 
 // role is one role with its compiled entries and enforcers.
 type role struct {
-	id      int64
-	name    string
 	active  bool
 	entries []compiled
 	// enf holds one enforcer per service the role's entries name, with
@@ -204,7 +202,7 @@ func New(roles []Role, opts ...Option) (*Authorizer, error) {
 			errs = append(errs, fmt.Errorf("role %d (%q): id listed twice", r.ID, r.Name))
 			continue
 		}
-		cr := &role{id: r.ID, name: r.Name, active: r.Active, entries: make([]compiled, 0, len(r.Accesses))}
+		cr := &role{active: r.Active, entries: make([]compiled, 0, len(r.Accesses))}
 		bad := false
 		for j := range r.Accesses {
 			c, err := compileAccess(&r.Accesses[j])

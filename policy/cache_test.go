@@ -208,7 +208,7 @@ func TestCachedDecisionsMatchUncached(t *testing.T) {
 	}
 	services := []string{"db", "crm", ""}
 	verbs := []string{"GET", "POST", "PATCH", "DELETE"}
-	for round := range 200 {
+	for round := range 120 {
 		var entries []Access
 		for range 1 + rng.IntN(8) {
 			svc := services[rng.IntN(len(services))]
@@ -240,7 +240,7 @@ func TestCachedDecisionsMatchUncached(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 200 {
+		for range 150 {
 			svc := []string{"db", "crm", "files"}[rng.IntN(3)]
 			comp := randComp(5)
 			verb := verbs[rng.IntN(len(verbs))]
