@@ -64,7 +64,7 @@ func compile(e Expr, r Resolver, having bool) (string, []any, error) {
 	if e == nil {
 		return "", nil, nil
 	}
-	c := compiler{r: r, having: having, b: make([]byte, 0, 64)}
+	c := compiler{r: r, having: having, b: make([]byte, 0, 64), args: make([]any, 0, 8)}
 	if err := c.expr(e); err != nil {
 		return "", nil, err
 	}

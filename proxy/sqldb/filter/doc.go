@@ -61,8 +61,11 @@
 // Double quotes therefore mean a name on the left of an operator and a
 // string on the right, as in DreamFactory.
 //
-// Values are literals only: a parenthesised value, a sub-query or a function
-// call is a syntax error, and field-to-field comparisons are not supported.
+// An unquoted value is one word (name = John); quote values that hold white
+// space or any of the characters above (name = 'John Smith'), where
+// DreamFactory would take the rest of the clause. Values are literals only: a
+// parenthesised value, a sub-query or a function call is a syntax error, and
+// field-to-field comparisons are not supported, nor is DreamFactory's ALL.
 // DreamFactory's ":name" parameters are not substituted (":name" is just a
 // bare string); lookups ({…}) are the caller's business, before parsing.
 //
