@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
+	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
 // defaultTypes is the list of service types a standalone instance knows.
@@ -12,5 +14,7 @@ import (
 func defaultTypes() []service.Type {
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
+	types = append(types, rws.Type{})
+	types = append(types, user.NewType(user.Options{}))
 	return types
 }

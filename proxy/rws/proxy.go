@@ -1,0 +1,513 @@
+package rws
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+)
+
+// Transport timeouts that apply whatever the service's overall timeout.
+const (
+	dialTimeout     = 10 * time.Second
+	tlsTimeout      = 10 * time.Second
+	idleConnTimeout = 90 * time.Second
+)
+
+// Proxy forwards requests to one remote HTTP service. It is an
+// http.Handler usable alone (in front of any URL) or as the backend of an
+// rws service; Close releases its idle connections.
+type Proxy struct {
+	cfg       Config
+	base      *url.URL
+	basicAuth string // from base_url's userinfo
+	transport *http.Transport
+	rp        *httputil.ReverseProxy
+	cache     *cache // nil when caching is off
+	lookups   bool   // some header or parameter value holds a lookup
+	// configured holds the canonical names of every configured header.
+	configured http.Header
+}
+
+// New builds a Proxy from cfg; it validates cfg and never connects.
+func New(cfg Config) (*Proxy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("rws: invalid config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	base, _ := parseBaseURL(cfg.BaseURL)
+	allow, _ := parseAllowList(cfg.UpstreamAllow)
+	p := &Proxy{cfg: cfg, base: base, configured: http.Header{}}
+	if u := base.User; u != nil {
+		pw, _ := u.Password()
+		p.basicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw))
+		b := *base
+		b.User = nil
+		p.base = &b
+	}
+	for _, h := range cfg.Headers {
+		name := http.CanonicalHeaderKey(h.Name)
+		p.configured[name] = nil
+		p.lookups = p.lookups || strings.Contains(h.Value, "{")
+	}
+	for _, q := range cfg.Parameters {
+		p.lookups = p.lookups || strings.Contains(q.Value, "{")
+	}
+
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		DialContext:           guardedDial(allow, dialer, net.DefaultResolver),
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   tlsTimeout,
+		IdleConnTimeout:       idleConnTimeout,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		ExpectContinueTimeout: time.Second,
+	}
+	if cfg.Timeout > 0 {
+		tr.ResponseHeaderTimeout = cfg.Timeout
+	}
+	if allow.empty() {
+		// With an allow list the proxy must see the real destination, so
+		// environment proxies are used only without one.
+		tr.Proxy = http.ProxyFromEnvironment
+	}
+	p.transport = tr
+	if cfg.CacheEnabled {
+		p.cache = newCache(cfg)
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      tr,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.errorHandler,
+		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return p, nil
+}
+
+// Close releases the proxy's idle upstream connections.
+func (p *Proxy) Close() error {
+	p.transport.CloseIdleConnections()
+	return nil
+}
+
+// FlushCache drops every cached response (DELETE /system/cache).
+func (p *Proxy) FlushCache(context.Context) error {
+	if p.cache != nil {
+		p.cache.flush()
+	}
+	return nil
+}
+
+// plan is what one request is forwarded as; ServeHTTP computes it and the
+// ReverseProxy hooks read it from the context.
+type plan struct {
+	url       *url.URL
+	host      string      // Host header override, "" for the URL's
+	set       http.Header // configured headers to set
+	omit      []string    // configured headers left out (unresolved lookup)
+	dropCORS  bool        // the pipeline already set CORS headers
+	cacheKey  string      // "" when the response is not to be cached
+	parentCtx context.Context
+}
+
+type planKey struct{}
+
+// ServeHTTP forwards r to the upstream and streams its answer back.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	pl, err := p.plan(r)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	pl.dropCORS = w.Header().Get("Access-Control-Allow-Origin") != ""
+	if pl.cacheKey != "" && !noCache(r) {
+		if e, ok := p.cache.get(pl.cacheKey); ok {
+			serveCached(w, e, p.cfg.Now(), pl.dropCORS)
+			return
+		}
+	}
+	ctx := r.Context()
+	pl.parentCtx = ctx
+	if p.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.Timeout)
+		defer cancel()
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, planKey{}, pl)))
+}
+
+// noCache reports whether the client asked for a fresh answer.
+func noCache(r *http.Request) bool {
+	for _, v := range r.Header.Values("Cache-Control") {
+		if strings.Contains(strings.ToLower(v), "no-cache") {
+			return true
+		}
+	}
+	return strings.EqualFold(r.Header.Get("Pragma"), "no-cache")
+}
+
+// plan computes the outbound URL, the headers to inject and the cache key.
+func (p *Proxy) plan(r *http.Request) (*plan, error) {
+	rest, err := resourcePath(r)
+	if err != nil {
+		return nil, err
+	}
+	var values map[string]string
+	if p.lookups {
+		values = p.lookupValues(r)
+	}
+
+	u := *p.base
+	escaped := p.base.EscapedPath()
+	if rest != "" {
+		escaped = strings.TrimSuffix(escaped, "/") + "/" + rest
+	} else if escaped == "" {
+		escaped = "/"
+	}
+	u.Path, err = url.PathUnescape(escaped)
+	if err != nil {
+		return nil, apierr.BadRequest("Invalid resource path.").WithCause(err)
+	}
+	u.RawPath = escaped
+	outQuery, keyQuery := p.query(r, values)
+	u.RawQuery = strings.Join(outQuery, "&")
+	u.Fragment, u.RawFragment = "", ""
+
+	pl := &plan{url: &u, set: http.Header{}}
+	for _, h := range p.cfg.Headers {
+		if !h.Verbs.Has(r.Method) {
+			continue
+		}
+		name := http.CanonicalHeaderKey(h.Name)
+		if h.PassFromClient {
+			vs := r.Header.Values(name)
+			if name == "Authorization" && len(vs) > 0 && platformBearer(r) {
+				vs = nil
+			}
+			if len(vs) > 0 {
+				pl.set[name] = append([]string(nil), vs...)
+				continue
+			}
+		}
+		v, ok := "", false
+		if h.Value != "" {
+			v, ok = substitute(h.Value, values)
+			ok = ok && !strings.ContainsAny(v, "\r\n\x00")
+		}
+		if !ok {
+			pl.omit = append(pl.omit, name)
+			delete(pl.set, name)
+			continue
+		}
+		if name == "Host" {
+			pl.host = v
+			continue
+		}
+		pl.set[name] = []string{v}
+	}
+
+	if p.cache != nil && r.Method == http.MethodGet {
+		role := ""
+		if id := caller.IdentityFrom(r.Context()); id != nil {
+			role = fmt.Sprintf("%d", id.RoleID)
+		}
+		injected := pl.set.Clone()
+		if pl.host != "" {
+			injected.Set("Host", pl.host)
+		}
+		pl.cacheKey = cacheKey(p.cfg.Name, escaped, keyQuery, role, injected, r)
+	}
+	return pl, nil
+}
+
+// resourcePath returns the escaped path below the service, as the client
+// sent it (encoded slashes and a trailing slash kept). Inside a Portcullis
+// pipeline that is the part of the path after /api/v2/{service}; alone,
+// the whole path of the request (mount it with http.StripPrefix). A "." or
+// ".." segment, even encoded, is refused so that no path climbs above the
+// base URL's.
+func resourcePath(r *http.Request) (string, error) {
+	ep := r.URL.EscapedPath()
+	rest := strings.TrimPrefix(ep, "/")
+	if t := service.TargetFrom(r.Context()); t != nil {
+		rest = ""
+		segs := strings.Split(ep, "/")
+		matched := false
+		if len(segs) >= 4 {
+			svc, err1 := url.PathUnescape(segs[3])
+			cand := strings.Join(segs[4:], "/")
+			dec, err2 := url.PathUnescape(cand)
+			if err1 == nil && err2 == nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
+				rest, matched = cand, true
+			}
+		}
+		if !matched {
+			parts := t.Segments()
+			for i, s := range parts {
+				parts[i] = url.PathEscape(s)
+			}
+			rest = strings.Join(parts, "/")
+		}
+	}
+	rest = strings.TrimLeft(rest, "/")
+	for _, seg := range strings.Split(rest, "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return "", apierr.BadRequest("Invalid resource path: %v", err)
+		}
+		for _, part := range strings.FieldsFunc(dec, func(c rune) bool { return c == '/' || c == '\\' }) {
+			if part == "." || part == ".." {
+				return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
+			}
+		}
+	}
+	return rest, nil
+}
+
+// query builds the forwarded query (the base URL's, the client's minus
+// platform credentials, exclusions and parameters the configuration
+// replaces, then the configured ones) and the query the cache key sees.
+func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []string) {
+	if p.base.RawQuery != "" {
+		out = append(out, p.base.RawQuery)
+		key = append(key, p.base.RawQuery)
+	}
+	added := map[string]bool{}
+	for _, q := range p.cfg.Parameters {
+		if !q.Exclude && q.Verbs.Has(r.Method) {
+			added[strings.ToLower(q.Name)] = true
+		}
+	}
+	for _, piece := range strings.Split(r.URL.RawQuery, "&") {
+		if piece == "" {
+			continue
+		}
+		rawName, _, _ := strings.Cut(piece, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			name = rawName
+		}
+		if isPlatformParameter(name) || added[strings.ToLower(name)] {
+			continue
+		}
+		outbound, inKey := true, true
+		for _, q := range p.cfg.Parameters {
+			if q.Exclude && q.Verbs.Has(r.Method) && strings.EqualFold(q.Name, name) {
+				outbound, inKey = q.NotOutbound, q.NotCacheKey
+			}
+		}
+		if outbound {
+			out = append(out, piece)
+		}
+		if inKey {
+			key = append(key, piece)
+		}
+	}
+	for _, q := range p.cfg.Parameters {
+		if q.Exclude || !q.Verbs.Has(r.Method) {
+			continue
+		}
+		v, ok := substitute(q.Value, values)
+		if !ok {
+			continue
+		}
+		piece := url.QueryEscape(q.Name)
+		if v != "" {
+			piece += "=" + url.QueryEscape(v)
+		}
+		if !q.NotOutbound {
+			out = append(out, piece)
+		}
+		key = append(key, piece)
+	}
+	return out, key
+}
+
+// platformBearer reports whether r's Authorization header carries the
+// platform session: the bearer is a JWT whose "jti" is the caller's
+// session id, or the caller has a session and presented it nowhere else.
+func platformBearer(r *http.Request) bool {
+	id := caller.IdentityFrom(r.Context())
+	if id == nil || id.SessionID == "" {
+		return false
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	if jwtID(strings.TrimSpace(token)) == id.SessionID {
+		return true
+	}
+	return r.Header.Get("X-Platform-Session-Token") == "" && r.Header.Get("X-DreamFactory-Session-Token") == "" &&
+		r.URL.Query().Get("session_token") == ""
+}
+
+// jwtID returns the "jti" claim of a JWT without verifying it, or "".
+func jwtID(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	data, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		ID string `json:"jti"`
+	}
+	if json.Unmarshal(data, &claims) != nil {
+		return ""
+	}
+	return claims.ID
+}
+
+// stripped reports whether a client request header must never reach the
+// upstream: platform credentials, verb-tunnelling headers, and the
+// credentials of the client's own session (Authorization, Cookie), which
+// are forwarded only when a header entry passes them from the client.
+func stripped(name string) bool {
+	switch name {
+	case "X-Platform-Api-Key", "X-Platform-Session-Token", "X-Http-Method", "X-Method-Override",
+		"Authorization", "Cookie":
+		return true
+	}
+	return strings.HasPrefix(name, "X-Dreamfactory-")
+}
+
+// rewrite is the ReverseProxy's Rewrite hook. ReverseProxy has already
+// removed hop-by-hop headers and the client's Forwarded and X-Forwarded-*.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	pl := pr.In.Context().Value(planKey{}).(*plan)
+	out := pr.Out
+	u := *pl.url
+	out.URL = &u
+	out.Host = pl.host
+	for k := range out.Header {
+		if stripped(k) {
+			delete(out.Header, k)
+		}
+	}
+	for _, n := range pl.omit {
+		out.Header.Del(n)
+	}
+	pr.SetXForwarded()
+	for k, vs := range pl.set {
+		out.Header[k] = vs
+	}
+	if p.basicAuth != "" && out.Header.Get("Authorization") == "" {
+		out.Header.Set("Authorization", p.basicAuth)
+	}
+}
+
+// modifyResponse drops the upstream's CORS headers when the pipeline has
+// set its own, and tees cacheable answers into the cache.
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	pl, _ := resp.Request.Context().Value(planKey{}).(*plan)
+	if pl == nil {
+		return nil
+	}
+	if pl.dropCORS {
+		for k := range resp.Header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				delete(resp.Header, k)
+			}
+		}
+	}
+	if pl.cacheKey == "" {
+		return nil
+	}
+	resp.Header.Set("X-Cache", "MISS")
+	if !storable(resp, p.configured) || resp.ContentLength > p.cfg.CacheMaxEntryBytes {
+		return nil
+	}
+	header := resp.Header.Clone()
+	header.Del("Date")
+	header.Del("X-Cache")
+	key := pl.cacheKey
+	resp.Body = &capture{
+		ReadCloser: resp.Body, max: p.cfg.CacheMaxEntryBytes, want: resp.ContentLength,
+		store: func(body []byte) { p.cache.put(key, header, body) },
+	}
+	return nil
+}
+
+// errorHandler answers a failed exchange in the envelope: 503 when the
+// upstream cannot be reached, 504 when it does not answer in time, 502 for
+// any other failure (including an address the allow list forbids).
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	var parent context.Context = r.Context()
+	if pl, ok := r.Context().Value(planKey{}).(*plan); ok && pl.parentCtx != nil {
+		parent = pl.parentCtx
+	}
+	e := p.classify(err, r.Context(), parent)
+	if e.Status >= 500 {
+		p.cfg.Logger.WarnContext(r.Context(), "upstream request failed", "service", p.cfg.Name,
+			"method", r.Method, "url", redactURL(r.URL), "status", e.Status, "error", err)
+	}
+	apierr.Write(w, e)
+}
+
+// statusClientClosed is recorded when the client went away first.
+const statusClientClosed = 499
+
+func (p *Proxy) classify(err error, ctx, parent context.Context) *apierr.Error {
+	name := p.cfg.Name
+	var mbe *http.MaxBytesError
+	var na *NotAllowedError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return apierr.PayloadTooLarge(mbe.Limit).WithCause(err)
+	case parent.Err() != nil:
+		return (&apierr.Error{Status: statusClientClosed, Message: "Client closed the request."}).WithCause(err)
+	case errors.As(err, &na):
+		return apierr.BadGateway("Service '%s' points at an address that the upstream allow list does not permit.", name).WithCause(err)
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return apierr.GatewayTimeout("Service '%s' did not answer within %s.", name, p.cfg.Timeout).WithCause(err)
+	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
+		return apierr.Unavailable("Service '%s' is unreachable: its host name does not resolve.", name).WithCause(err)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return apierr.GatewayTimeout("Service '%s' did not answer in time.", name).WithCause(err)
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return apierr.Unavailable("Service '%s' is unreachable.", name).WithCause(err)
+	default:
+		return apierr.BadGateway("Service '%s' failed to answer with a valid HTTP response.", name).WithCause(err)
+	}
+}
+
+// redactURL hides the query of an upstream URL in logs (it may carry
+// injected secrets).
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		c.RawQuery = "…"
+	}
+	return c.String()
+}
+
+var (
+	_ service.Backend      = (*Proxy)(nil)
+	_ service.CacheFlusher = (*Proxy)(nil)
+	_ io.ReadCloser        = (*capture)(nil)
+)

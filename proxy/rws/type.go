@@ -1,0 +1,60 @@
+package rws
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// Type is the rws service type: a remote HTTP service behind the
+// platform's security. Its zero value is ready to use.
+type Type struct {
+	// Now is the clock of the services' caches; nil means time.Now.
+	Now func() time.Time
+}
+
+var _ service.Type = Type{}
+
+// Info names the type as the spec lists it.
+func (Type) Info() service.Info {
+	for _, info := range service.Generic {
+		if info.Name == "rws" {
+			return info
+		}
+	}
+	return service.Info{Name: "rws", Label: "HTTP Service", Group: service.GroupRemote}
+}
+
+// ValidateConfig checks a service's configuration; see ParseConfig.
+func (Type) ValidateConfig(config json.RawMessage) error {
+	_, err := ParseConfig(config)
+	return err
+}
+
+// New builds the backend of svc. Named lookups come from the registry's
+// configuration in force at each request, so a changed lookup applies
+// without rebuilding the service.
+func (t Type) New(_ context.Context, svc *store.Service, deps service.Deps) (service.Backend, error) {
+	cfg, err := ParseConfig(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Name = svc.Name
+	cfg.UpstreamAllow = deps.UpstreamAllow
+	cfg.Version = deps.Version
+	cfg.Now = t.Now
+	if deps.Logger != nil {
+		cfg.Logger = deps.Logger.With("service", svc.Name)
+	}
+	if reg := deps.Registry; reg != nil {
+		cfg.Lookups = func(r *http.Request) map[string]string {
+			return SnapshotLookups(reg.Snapshot(), caller.IdentityFrom(r.Context()))
+		}
+	}
+	return New(cfg)
+}
