@@ -57,7 +57,12 @@ type Logical struct {
 }
 
 // Pos returns the offset of the first term.
-func (e *Logical) Pos() int { return e.Terms[0].Pos() }
+func (e *Logical) Pos() int {
+	if len(e.Terms) == 0 || e.Terms[0] == nil {
+		return 0
+	}
+	return e.Terms[0].Pos()
+}
 
 // String renders the terms joined by the operator, parenthesising terms that
 // are themselves Logical.
@@ -124,6 +129,8 @@ func formatExpr(b *strings.Builder, e Expr) {
 		e.format(b)
 	case *Predicate:
 		e.format(b)
+	case nil:
+		b.WriteString("<nil>")
 	default:
 		b.WriteString(e.String())
 	}

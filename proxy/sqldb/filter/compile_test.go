@@ -236,6 +236,7 @@ func TestCompileErrors(t *testing.T) {
 		{name: "not a number in list", in: "id in (1, 'x')", want: "field 'id': 'x' is not a number at position 10", offset: 10},
 		{name: "not a number between", in: "score between 1 and zz", want: "field 'score': 'zz' is not a number at position 20", offset: 20},
 		{name: "injection in number", in: "id = '1 or 1=1'", want: "field 'id': '1 or 1=1' is not a number at position 5", offset: 5},
+		{name: "quotes in message", in: `id = 'O''Brien\\'`, want: `field 'id': 'O\'Brien\\' is not a number at position 5`, offset: 5},
 		{name: "exponent overflow", in: "score = 1e999", want: "field 'score': number '1e999' is out of range at position 8", offset: 8},
 		{name: "not a boolean", in: "active = 'maybe'", want: "field 'active': 'maybe' is not a boolean (use true or false) at position 9", offset: 9},
 		{name: "not a boolean number", in: "active = 2", want: "field 'active': '2' is not a boolean (use true or false) at position 9", offset: 9},
@@ -305,6 +306,22 @@ func TestCompileHandBuilt(t *testing.T) {
 				t.Errorf("error\n got %v\nwant %s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestStringOfHandBuiltTrees(t *testing.T) {
+	for _, tt := range []struct {
+		e    Expr
+		want string
+	}{
+		{&Logical{Op: And, Terms: []Expr{nil, &Not{}}}, "<nil> AND NOT <nil>"},
+		{&Logical{Op: Or}, ""},
+		{&Not{X: &Logical{Op: Xor, Terms: []Expr{&Predicate{Left: Term{Path: []string{"a b"}}, Op: IsNull}}}}, `NOT ("a b" IS NULL)`},
+	} {
+		if got := tt.e.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+		_ = tt.e.Pos()
 	}
 }
 

@@ -91,8 +91,9 @@ func (e *CompileError) Unwrap() error { return e.Err }
 const maxQuoted = 40
 
 // quoteForMessage renders client text for an error message: single-quoted,
-// shortened to maxQuoted runes, with control characters escaped so a message
-// never carries raw newlines or NULs.
+// shortened to maxQuoted runes, with quotes and backslashes escaped by a
+// backslash and control characters and invalid UTF-8 as \xNN, so a message
+// is unambiguous and never carries raw newlines or NULs.
 func quoteForMessage(s string) string {
 	var b strings.Builder
 	b.WriteByte('\'')
@@ -104,6 +105,9 @@ func quoteForMessage(s string) string {
 			break
 		}
 		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r < 0x20 || r == 0x7f:

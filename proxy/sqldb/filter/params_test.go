@@ -178,7 +178,7 @@ func TestParamErrors(t *testing.T) {
 		{"ids empty item", idsErr, "1,,2", "ids: empty id at position 2; expected an id"},
 		{"ids trailing comma", idsErr, "1,", "ids: empty id at position 2; expected an id"},
 		{"ids leading comma", idsErr, ",1", "ids: empty id at position 0; expected an id"},
-		{"ids quote inside", idsErr, "a'b", "ids: unexpected character ''' at position 1"},
+		{"ids quote inside", idsErr, "a'b", "ids: unexpected character '\\'' at position 1"},
 		{"ids after quoted", idsErr, "'a' b", "ids: unexpected 'b' at position 4; expected ',' between ids (quote ids that contain spaces or quotes)"},
 		{"ids unterminated", idsErr, "'a", "ids: unterminated string at position 0; expected a closing '"},
 		{"ids NUL", idsErr, "1\x00", "ids: NUL byte at position 1"},
