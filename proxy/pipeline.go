@@ -42,9 +42,16 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		return nil, nil, err
 	}
 
+	keys, sessions, err := s.identityStages()
+	if err != nil {
+		return nil, nil, err
+	}
+
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
-	// apikey, session, rbac, ratelimit and script join here.
+		keys,     // API key → app and its default role (401, 403)
+		sessions, // session token → user, admin flag, user's role (401, 403)
+		// rbac, ratelimit and script join here.
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))
 

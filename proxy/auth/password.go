@@ -249,6 +249,11 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	if email == "" {
 		return apierr.BadRequest(MsgResetMissingEmail)
 	}
+	var serviceID int64
+	if s.opts.PasswordEmailServiceID != nil {
+		serviceID = *s.opts.PasswordEmailServiceID
+	}
+	canMail := s.canMail(serviceID)
 	u, err := s.findUser(ctx, email)
 	if err != nil {
 		return err
@@ -256,7 +261,7 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	if !eligible(u, admin) {
 		// Same answer as a sent code: the response must not tell which
 		// addresses have accounts.
-		if s.opts.Mailer == nil {
+		if !canMail {
 			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured")
 			return apierr.InternalMsg(MsgNoResetChannel)
 		}
@@ -265,7 +270,7 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	if q := strings.TrimSpace(u.SecurityQuestion); q != "" && u.SecurityAnswer != "" && !pendingConfirmation(u) {
 		return writeJSON(w, map[string]string{"security_question": q})
 	}
-	if s.opts.Mailer == nil {
+	if !canMail {
 		s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
 		return apierr.InternalMsg(MsgNoResetChannel)
 	}
@@ -288,9 +293,7 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 			displayName(u), code, mins),
 		Data: mailData(u, code),
 	}
-	if s.opts.PasswordEmailServiceID != nil {
-		m.ServiceID = *s.opts.PasswordEmailServiceID
-	}
+	m.ServiceID = serviceID
 	if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
 		if errors.Is(err, ErrNoMailer) {
 			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)

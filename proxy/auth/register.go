@@ -58,7 +58,7 @@ func (s *Service) Register() apierr.HandlerFunc {
 		}
 		ctx := r.Context()
 		confirm := reg.EmailServiceID != nil
-		if confirm && s.opts.Mailer == nil {
+		if confirm && !s.canMail(*reg.EmailServiceID) {
 			return apierr.Unavailable("Registration needs a confirmation e-mail, but no e-mail service is available. Please contact your administrator.")
 		}
 		if other, err := s.findUser(ctx, u.Email); err != nil {

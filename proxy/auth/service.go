@@ -117,6 +117,24 @@ type Mailer interface {
 	SendMail(ctx context.Context, m Mail) error
 }
 
+// MailerAvailability is implemented by Mailers that can tell in advance
+// whether they can send through an e-mail service (0: their default), so
+// that answers never depend on whether the address has an account.
+type MailerAvailability interface {
+	CanSend(serviceID int64) bool
+}
+
+// canMail reports whether mail can be sent through serviceID.
+func (s *Service) canMail(serviceID int64) bool {
+	if s.opts.Mailer == nil {
+		return false
+	}
+	if c, ok := s.opts.Mailer.(MailerAvailability); ok {
+		return c.CanSend(serviceID)
+	}
+	return true
+}
+
 // ErrNoMailer is returned by a Mailer that has no e-mail service to send
 // through; callers treat it like a missing Mailer.
 var ErrNoMailer = errors.New("auth: no e-mail service is configured")

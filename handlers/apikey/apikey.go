@@ -1,0 +1,142 @@
+package apikey
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+)
+
+// Header names and the query parameter that carry an API key.
+const (
+	Header   = "X-Platform-API-Key"
+	HeaderDF = "X-DreamFactory-API-Key"
+	Query    = "api_key"
+)
+
+// MaxKeyLength bounds the keys looked up; longer ones name no app.
+const MaxKeyLength = 256
+
+// Messages of the stage (DreamFactory's texts, Portcullis's header names).
+const (
+	MsgNoCredentials = "No session token (JWT) or API Key detected in request. Please send in X-Platform-Session-Token and/or X-Platform-API-Key request header. You can also use URL query parameters session_token and/or api_key."
+	MsgNoKey         = "No API Key provided. Please provide a valid API Key using X-Platform-API-Key request header or 'api_key' url query parameter."
+	MsgUnknownKey    = "Invalid API Key: the key supplied is not tied to any app."
+	MsgAppInactive   = "App is not active."
+)
+
+// App is what the stage needs to know about an app.
+type App struct {
+	ID     int64
+	Name   string
+	APIKey string
+	Active bool
+	// RoleID and RoleName name the app's default role; zero for none.
+	RoleID   int64
+	RoleName string
+}
+
+// AppLookup finds the app whose API key is key.
+type AppLookup interface {
+	LookupApp(key string) (App, bool)
+}
+
+// Static is an AppLookup over a fixed set of apps, for embedders that keep
+// their configuration in Go.
+type Static map[string]App
+
+// NewStatic returns a Static holding apps, keyed by their APIKey.
+func NewStatic(apps ...App) Static {
+	s := make(Static, len(apps))
+	for _, a := range apps {
+		s[a.APIKey] = a
+	}
+	return s
+}
+
+// LookupApp implements AppLookup.
+func (s Static) LookupApp(key string) (App, bool) {
+	a, ok := s[key]
+	return a, ok
+}
+
+// Options configures the stage.
+type Options struct {
+	// Apps finds apps by key; required.
+	Apps AppLookup
+}
+
+// KeyFromRequest returns the API key r carries: header X-Platform-API-Key,
+// X-DreamFactory-API-Key, or query parameter api_key; "" when none.
+func KeyFromRequest(r *http.Request) string {
+	for _, h := range []string{Header, HeaderDF} {
+		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
+			return v
+		}
+	}
+	return strings.TrimSpace(r.URL.Query().Get(Query))
+}
+
+// hasSessionToken reports whether r carries anything that looks like a
+// session token, to choose the message for a missing key.
+func hasSessionToken(r *http.Request) bool {
+	if r.Header.Get("X-Platform-Session-Token") != "" || r.Header.Get("X-DreamFactory-Session-Token") != "" {
+		return true
+	}
+	if v := r.Header.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return true
+	}
+	return r.URL.Query().Get("session_token") != ""
+}
+
+// New returns the stage.
+func New(opts Options) (func(http.Handler) http.Handler, error) {
+	if opts.Apps == nil {
+		return nil, errors.New("apikey: Apps is required")
+	}
+	apps := opts.Apps
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if id := caller.IdentityFrom(ctx); id.FromScript() {
+				next.ServeHTTP(w, r)
+				return
+			}
+			id, err := identify(apps, r)
+			if err != nil {
+				apierr.Write(w, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(caller.WithIdentity(ctx, id)))
+		})
+	}, nil
+}
+
+// identify checks the key r carries and returns the caller it names.
+func identify(apps AppLookup, r *http.Request) (*caller.Identity, error) {
+	key := KeyFromRequest(r)
+	if key == "" {
+		if hasSessionToken(r) {
+			return nil, apierr.Unauthorized(MsgNoKey)
+		}
+		return nil, apierr.Unauthorized(MsgNoCredentials)
+	}
+	if len(key) > MaxKeyLength {
+		return nil, apierr.Unauthorized(MsgUnknownKey)
+	}
+	app, ok := apps.LookupApp(key)
+	if !ok || subtle.ConstantTimeCompare([]byte(app.APIKey), []byte(key)) != 1 {
+		return nil, apierr.Unauthorized(MsgUnknownKey)
+	}
+	if !app.Active {
+		return nil, apierr.Forbidden(MsgAppInactive)
+	}
+	return &caller.Identity{
+		AppID: app.ID, AppName: app.Name,
+		RoleID: app.RoleID, RoleName: app.RoleName,
+		Requestor: caller.API,
+	}, nil
+}

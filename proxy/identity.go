@@ -1,0 +1,58 @@
+package proxy
+
+import (
+	"github.com/portcullis-dev/portcullis/handlers"
+	"github.com/portcullis-dev/portcullis/handlers/accesslog"
+	"github.com/portcullis-dev/portcullis/handlers/apikey"
+	"github.com/portcullis-dev/portcullis/handlers/session"
+	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// identityStages builds the API key and session stages over the
+// configuration in force.
+func (s *Server) identityStages() (keys, sessions handlers.Stage, err error) {
+	keys, err = apikey.New(apikey.Options{Apps: snapshotApps{s}})
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := auth.New(s.store, auth.Options{Logger: s.logger, Snapshot: s.currentSnapshot})
+	if err != nil {
+		return nil, nil, err
+	}
+	sessions, err = session.New(session.Options{Auth: a, SetUser: accesslog.SetUser})
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, sessions, nil
+}
+
+// currentSnapshot is Snapshot, nil before the first load.
+func (s *Server) currentSnapshot() *store.Snapshot {
+	if st := s.state.Load(); st != nil {
+		return st.snap
+	}
+	return nil
+}
+
+// snapshotApps finds apps by API key in the snapshot in force.
+type snapshotApps struct{ s *Server }
+
+func (a snapshotApps) LookupApp(key string) (apikey.App, bool) {
+	snap := a.s.currentSnapshot()
+	if snap == nil {
+		return apikey.App{}, false
+	}
+	app := snap.AppByKey(key)
+	if app == nil {
+		return apikey.App{}, false
+	}
+	out := apikey.App{ID: app.ID, Name: app.Name, APIKey: app.APIKey, Active: app.IsActive}
+	if app.RoleID != nil {
+		out.RoleID = *app.RoleID
+		if r := snap.Role(*app.RoleID); r != nil {
+			out.RoleName = r.Name
+		}
+	}
+	return out, true
+}

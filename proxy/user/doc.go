@@ -1,0 +1,24 @@
+// Package user is the backend of the `user` service type (a singleton,
+// group User): the sign-in resources of non-administrators under
+// /api/v2/{service}/:
+//
+//	GET             /                 the resources below
+//	POST            /session          log in          (proxy/auth Login)
+//	GET             /session          session info    (SessionInfo)
+//	PUT             /session          refresh token   (Refresh)
+//	DELETE          /session          log out         (Logout)
+//	POST            /register         open registration, when enabled
+//	POST            /password         reset request, reset with code or
+//	                                  answer, change when signed in
+//	GET, POST       /profile          the signed-in user's profile
+//
+// The work is done by proxy/auth; this package reads the service's
+// configuration (allow_open_registration, open_reg_role_id,
+// open_reg_email_service_id, password_email_service_id; other keys are
+// kept as sent) and finds the e-mail service that delivers codes: the one
+// the configuration names, else the service named "email", when its backend
+// implements auth.Mailer.
+//
+// user imports apierr, service, store and auth; never another backend, a
+// stage or the proxy root.
+package user

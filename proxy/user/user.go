@@ -1,0 +1,210 @@
+package user
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// TypeName is the service type's name.
+const TypeName = "user"
+
+// Options configures the type for every user service it builds.
+type Options struct {
+	// Mailer delivers reset and confirmation codes instead of the e-mail
+	// services of the configuration (tests, embedders).
+	Mailer auth.Mailer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Throttle counts failed logins; nil means the one shared by every
+	// auth service on the same store.
+	Throttle *auth.Throttle
+}
+
+// Type is the `user` service type.
+type Type struct {
+	opts Options
+}
+
+// NewType returns the type.
+func NewType(opts Options) *Type { return &Type{opts: opts} }
+
+// Info implements service.Type.
+func (t *Type) Info() service.Info {
+	return service.Info{Name: TypeName, Label: "User Management", Group: service.GroupUser,
+		Description: "Login, registration, passwords and profiles of users.", Singleton: true}
+}
+
+// ValidateConfig implements service.Type.
+func (t *Type) ValidateConfig(config json.RawMessage) error {
+	_, err := ParseConfig(config)
+	return err
+}
+
+// New implements service.Type.
+func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (service.Backend, error) {
+	if deps.Store == nil {
+		return nil, errors.New("the user service needs the system database")
+	}
+	cfg, err := ParseConfig(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	opts := auth.Options{
+		Logger:                 deps.Logger,
+		Now:                    t.opts.Now,
+		Throttle:               t.opts.Throttle,
+		Mailer:                 t.opts.Mailer,
+		PasswordEmailServiceID: cfg.PasswordEmailServiceID,
+		Registration: auth.Registration{Open: cfg.AllowOpenRegistration, RoleID: cfg.OpenRegRoleID,
+			EmailServiceID: cfg.OpenRegEmailServiceID},
+	}
+	if deps.Registry != nil {
+		opts.Snapshot = deps.Registry.Snapshot
+		if opts.Mailer == nil {
+			opts.Mailer = registryMailer{reg: deps.Registry}
+		}
+	}
+	a, err := auth.New(deps.Store, opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{name: svc.Name, auth: a}
+	b.routes = map[string]apierr.HandlerFunc{
+		"session":  a.Session(false),
+		"register": a.Register(),
+		"password": a.Password(false),
+		"profile":  a.Profile(false),
+	}
+	return b, nil
+}
+
+// resources lists the backend's resources in the order GET / shows them.
+var resources = []struct{ Name, Label string }{
+	{"password", "Password"},
+	{"profile", "Profile"},
+	{"register", "Register"},
+	{"session", "Session"},
+}
+
+type backend struct {
+	name   string
+	auth   *auth.Service
+	routes map[string]apierr.HandlerFunc
+}
+
+func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	apierr.HandlerFunc(b.serve).ServeHTTP(w, r)
+}
+
+func (b *backend) serve(w http.ResponseWriter, r *http.Request) error {
+	res := ""
+	if t := service.TargetFrom(r.Context()); t != nil {
+		res = t.Resource
+	}
+	if res == "" {
+		return b.list(w, r)
+	}
+	if h, ok := b.routes[res]; ok {
+		return h(w, r)
+	}
+	return apierr.NotFound("Resource '%s' not found for service '%s'.", res, b.name)
+}
+
+// list answers GET / with the resources: names by default, names and
+// labels with fields=*, bare names with as_list=true.
+func (b *backend) list(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return apierr.BadRequest("%s requests without a resource are not currently supported by the '%s' service.", r.Method, b.name)
+	}
+	q := r.URL.Query()
+	if v := strings.ToLower(q.Get("as_list")); v == "true" || v == "1" {
+		names := make([]string, len(resources))
+		for i, res := range resources {
+			names[i] = res.Name
+		}
+		return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": names})
+	}
+	fields := q.Get("fields")
+	out := make([]map[string]string, len(resources))
+	for i, res := range resources {
+		m := map[string]string{"name": res.Name}
+		if fields == "*" || containsField(fields, "label") {
+			m["label"] = res.Label
+		}
+		out[i] = m
+	}
+	return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": out})
+}
+
+func containsField(list, field string) bool {
+	for _, f := range strings.Split(list, ",") {
+		if strings.EqualFold(strings.TrimSpace(f), field) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close implements service.Backend.
+func (b *backend) Close() error { return nil }
+
+// registryMailer sends through the e-mail service named by id (0: the
+// service named "email") when its backend implements auth.Mailer.
+type registryMailer struct {
+	reg service.Registry
+}
+
+// DefaultEmailService is the service that delivers codes when the
+// configuration names none.
+const DefaultEmailService = "email"
+
+func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
+	snap := m.reg.Snapshot()
+	if snap == nil {
+		return nil, 0, false
+	}
+	var svc *store.Service
+	if serviceID == 0 {
+		svc = snap.Service(DefaultEmailService)
+	} else {
+		svc = snap.ServiceByID(serviceID)
+	}
+	if svc == nil || !svc.IsActive {
+		return nil, 0, false
+	}
+	b, ok := m.reg.Backend(svc.Name)
+	if !ok {
+		return nil, 0, false
+	}
+	ml, ok := b.(auth.Mailer)
+	return ml, svc.ID, ok
+}
+
+// CanSend implements auth.MailerAvailability.
+func (m registryMailer) CanSend(serviceID int64) bool {
+	_, _, ok := m.mailer(serviceID)
+	return ok
+}
+
+// SendMail implements auth.Mailer.
+func (m registryMailer) SendMail(ctx context.Context, msg auth.Mail) error {
+	ml, id, ok := m.mailer(msg.ServiceID)
+	if !ok {
+		return auth.ErrNoMailer
+	}
+	msg.ServiceID = id
+	if err := ml.SendMail(ctx, msg); err != nil {
+		return fmt.Errorf("user: send mail: %w", err)
+	}
+	return nil
+}
