@@ -194,7 +194,7 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		if err != nil {
 			return badQuery(err)
 		}
-		if qu.order, qu.oargs, err = filter.CompileOrder(items, q.res); err != nil {
+		if qu.order, qu.oargs, err = filter.CompileOrder(q.nullsLikeOthers(items, q.table), q.res); err != nil {
 			return badQuery(err)
 		}
 	} else if qu.group == "" && !qu.sel.aggregate {
@@ -212,7 +212,7 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		return q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(rows, qu.sel.visible)
+	rr, err := newRowReader(q.kind, rows, qu.sel.visible, q.table)
 	if err != nil {
 		return q.b.dbError(err)
 	}
@@ -364,22 +364,14 @@ func (q *tableReq) readPage(rr *rowReader, limit int) (*page, error) {
 			return p, nil
 		}
 		pr := &pageRow{obj: rr.AppendObject(nil)}
-		if n := len(rr.vals) - rr.visible; n > 0 {
+		if n := rr.ncols - rr.visible; n > 0 {
 			pr.hidden = make([]any, n)
 			for i := range n {
-				pr.hidden[i] = cloneValue(rr.vals[rr.visible+i])
+				pr.hidden[i] = rr.Value(rr.visible + i)
 			}
 		}
 		p.rows = append(p.rows, pr)
 	}
-}
-
-// cloneValue copies driver-owned bytes so a value outlives the next Scan.
-func cloneValue(v any) any {
-	if b, ok := v.([]byte); ok {
-		return append([]byte(nil), b...)
-	}
-	return v
 }
 
 // getByID answers GET _table/{table}/{id}: the record, unwrapped.
@@ -494,7 +486,7 @@ func (q *tableReq) fetchByKeys(ctx context.Context, db bun.IDB, cols []*dialects
 		return nil, q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(rows, sel.visible)
+	rr, err := newRowReader(q.kind, rows, sel.visible, q.table)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}
@@ -533,3 +525,26 @@ func columnNamesList(cols []*dialects.Column) []string {
 func columnNames(cols []*dialects.Column) string { return strings.Join(columnNamesList(cols), ", ") }
 
 var _ = sql.ErrNoRows
+
+// nullsLikeOthers makes PostgreSQL order NULLs as SQLite and MySQL do
+// (before every value ascending, after them descending), so that the same
+// request gives the same order on every engine. Only nullable columns of
+// table need it.
+func (q *tableReq) nullsLikeOthers(items []filter.OrderItem, table *dialects.Table) []filter.OrderItem {
+	if q.kind != dialects.Postgres {
+		return items
+	}
+	for i, it := range items {
+		if it.Nulls != filter.NullsDefault || it.Term.Agg != filter.NoAggregate || len(it.Term.Path) != 1 {
+			continue
+		}
+		if c := table.Column(it.Term.Path[0]); c != nil && c.AllowNull {
+			if it.Desc {
+				items[i].Nulls = filter.NullsLast
+			} else {
+				items[i].Nulls = filter.NullsFirst
+			}
+		}
+	}
+	return items
+}

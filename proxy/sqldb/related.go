@@ -197,7 +197,7 @@ func (q *tableReq) loadRelation(ctx context.Context, db bun.IDB, rl *relLoad, ke
 		if err != nil {
 			return nil, badQuery(err)
 		}
-		ord, oargs, err := filter.CompileOrder(items, res)
+		ord, oargs, err := filter.CompileOrder(q.nullsLikeOthers(items, rt), res)
 		if err != nil {
 			return nil, badQuery(err)
 		}
@@ -212,7 +212,7 @@ func (q *tableReq) loadRelation(ctx context.Context, db bun.IDB, rl *relLoad, ke
 		return nil, q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(rows, visible)
+	rr, err := newRowReader(q.kind, rows, visible, rt)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}

@@ -4,67 +4,49 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/rowjson"
 )
 
-// rowReader reads the rows of a query and encodes them as JSON objects. The
-// first visible columns are written; the columns after them are read for
-// the backend's own use (keys of related records).
+// rowReader reads the rows of a query and encodes them as JSON objects with
+// dialects/rowjson. The first visible columns are written; the columns
+// after them are read for the backend's own use (keys of related records).
 type rowReader struct {
-	rows    *sql.Rows
-	types   []*sql.ColumnType
-	names   [][]byte // `"name":` with the lowercased column name
+	rj      *rowjson.Rows
 	visible int
-	vals    []any
-	ptrs    []any
+	ncols   int
 }
 
-func newRowReader(rows *sql.Rows, visible int) (*rowReader, error) {
-	types, err := rows.ColumnTypes()
+// newRowReader wraps rows of a query on table (nil when not one table).
+func newRowReader(kind dialects.Kind, rows *sql.Rows, visible int, table *dialects.Table) (*rowReader, error) {
+	rj, err := rowjson.New(kind, rows, rowjson.Options{Table: table, Visible: visible})
 	if err != nil {
 		return nil, err
 	}
-	if visible < 0 || visible > len(types) {
-		visible = len(types)
+	n := len(rj.Columns())
+	if visible < 0 || visible > n {
+		visible = n
 	}
-	r := &rowReader{rows: rows, types: types, visible: visible,
-		vals: make([]any, len(types)), ptrs: make([]any, len(types)), names: make([][]byte, len(types))}
-	for i, t := range types {
-		r.ptrs[i] = &r.vals[i]
-		n, _ := json.Marshal(strings.ToLower(t.Name()))
-		r.names[i] = append(n, ':')
-	}
-	return r, nil
+	return &rowReader{rj: rj, visible: visible, ncols: n}, nil
 }
 
-// Next advances to the next row and scans it.
+// Next advances to the next row and reads it.
 func (r *rowReader) Next() (bool, error) {
-	if !r.rows.Next() {
-		return false, r.rows.Err()
-	}
-	if err := r.rows.Scan(r.ptrs...); err != nil {
-		return false, err
+	if !r.rj.Next() {
+		return false, r.rj.Err()
 	}
 	return true, nil
 }
 
 // AppendObject appends the visible columns of the current row as a JSON
 // object.
-func (r *rowReader) AppendObject(dst []byte) []byte {
-	dst = append(dst, '{')
-	for i := 0; i < r.visible; i++ {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, r.names[i]...)
-		dst = appendValue(dst, r.types[i], r.vals[i])
-	}
-	return append(dst, '}')
-}
+func (r *rowReader) AppendObject(dst []byte) []byte { return r.rj.AppendObject(dst) }
 
-// Value returns column i of the current row as the driver gave it.
-func (r *rowReader) Value(i int) any { return r.vals[i] }
+// Value returns column i of the current row, normalised by rowjson (it
+// stays valid after Next).
+func (r *rowReader) Value(i int) any { return r.rj.Value(i) }
 
 // keyOf returns a canonical text for values, equal for equal keys whatever
 // Go type the driver used.
@@ -93,6 +75,8 @@ func keyOf(vals ...any) string {
 			}
 		case []byte:
 			b = append(b, v...)
+		case json.Number:
+			b = append(b, v...)
 		case string:
 			b = append(b, v...)
 		case bool:
@@ -111,21 +95,3 @@ func keyOf(vals ...any) string {
 	return string(b)
 }
 
-// appendValue is a stand-in for dialects/rowjson until it lands.
-func appendValue(dst []byte, t *sql.ColumnType, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(dst, "null"...)
-	case []byte:
-		j, _ := json.Marshal(string(v))
-		return append(dst, j...)
-	case time.Time:
-		j, _ := json.Marshal(v.UTC().Format("2006-01-02 15:04:05"))
-		return append(dst, j...)
-	}
-	j, err := json.Marshal(v)
-	if err != nil {
-		return append(dst, "null"...)
-	}
-	return append(dst, j...)
-}
