@@ -94,4 +94,3 @@ func keyOf(vals ...any) string {
 	}
 	return string(b)
 }
-
