@@ -178,3 +178,103 @@ func TestEndToEndAllowList(t *testing.T) {
 		t.Fatalf("allow list = %d %s (upstream hits %d)", r.Status, r.Body, n.Load())
 	}
 }
+
+// TestEndToEndSignedInUser signs a user in through the user service and
+// checks that the session's identity reaches the upstream only as the
+// configured headers, never as the platform's credentials.
+func TestEndToEndSignedInUser(t *testing.T) {
+	up, _ := echo(t)
+	in := proxytest.StartSQLite(t)
+	ctx := t.Context()
+	addService(t, in, "up", map[string]any{
+		"base_url": up.URL,
+		"headers": []map[string]any{
+			{"name": "X-User-Email", "value": "{user.email}"},
+			{"name": "X-Role", "value": "{role.name}"},
+			{"name": "X-Region", "value": "{region}"},
+			{"name": "Authorization", "pass_from_client": true},
+		},
+	})
+	svc := in.Proxy.Snapshot().Service("up")
+
+	// A role with full access to the service, a user bound to it for the
+	// admin app, and lookups at several levels.
+	role := &store.Role{Name: "staff", IsActive: true}
+	if _, err := in.Store.DB.NewInsert().Model(role).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	access := &store.RoleServiceAccess{RoleID: role.ID, ServiceID: &svc.ID, Component: "*", VerbMask: 31, RequestorMask: 3}
+	if _, err := in.Store.DB.NewInsert().Model(access).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := store.HashPassword("user-password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &store.User{Name: "Ann", Email: "ann@example.com", Password: hash, IsActive: true}
+	if _, err := in.Store.DB.NewInsert().Model(u).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := in.Proxy.Snapshot().AppByKey(in.AdminKey)
+	if _, err := in.Store.DB.NewInsert().Model(&store.UserAppRole{UserID: u.ID, AppID: admin.ID, RoleID: role.ID}).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*store.Lookup{
+		{Name: "region", Value: "global"},
+		{Name: "region", Value: "role", RoleID: &role.ID},
+		{Name: "region", Value: "user", UserID: &u.ID},
+	} {
+		if _, err := in.Store.DB.NewInsert().Model(l).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(t, in)
+
+	c := in.API()
+	r := c.Do(t, "POST", "/api/v2/user/session", map[string]string{"email": u.Email, "password": "user-password-1"})
+	if r.Status != 200 {
+		t.Fatalf("login = %d %s", r.Status, r.Body)
+	}
+	token, _ := r.Map(t)["session_token"].(string)
+	if token == "" {
+		t.Fatalf("no session token in %s", r.Body)
+	}
+
+	check := func(t *testing.T, c *proxytest.Client, wantAuth string) {
+		t.Helper()
+		r := c.Do(t, "GET", "/api/v2/up/me", nil)
+		if r.Status != 200 {
+			t.Fatalf("GET = %d %s", r.Status, r.Body)
+		}
+		var s seen
+		r.JSON(t, &s)
+		want := map[string]string{"X-User-Email": "ann@example.com", "X-Role": "staff", "X-Region": "user", "Authorization": wantAuth}
+		for k, v := range want {
+			got := s.Header[k]
+			if v == "" && len(got) != 0 {
+				t.Errorf("%s = %q, want none", k, got)
+			}
+			if v != "" && (len(got) != 1 || got[0] != v) {
+				t.Errorf("%s = %q, want %q", k, got, v)
+			}
+		}
+		for _, h := range []string{"X-Platform-Session-Token", "X-Platform-Api-Key"} {
+			if _, ok := s.Header[h]; ok {
+				t.Errorf("%s forwarded", h)
+			}
+		}
+		if strings.Contains(string(r.Body), token) {
+			t.Error("the session token reached the upstream")
+		}
+	}
+	t.Run("session header", func(t *testing.T) {
+		check(t, &proxytest.Client{Inst: in, APIKey: in.AdminKey, Session: token}, "")
+	})
+	t.Run("session as bearer", func(t *testing.T) {
+		check(t, &proxytest.Client{Inst: in, APIKey: in.AdminKey, Header: http.Header{"Authorization": {"Bearer " + token}}}, "")
+	})
+	t.Run("upstream token beside the session", func(t *testing.T) {
+		check(t, &proxytest.Client{Inst: in, APIKey: in.AdminKey, Session: token,
+			Header: http.Header{"Authorization": {"Bearer for-the-upstream"}}}, "Bearer for-the-upstream")
+	})
+}
