@@ -17,4 +17,10 @@ type Dialect interface {
 	// Introspect reads the tables and views of the database (PostgreSQL:
 	// of the current schema), without the engine's internal tables.
 	Introspect(ctx context.Context, db bun.IDB) (*Schema, error)
+	// ClassifyError turns the driver's error for a failed statement into
+	// a *[ConstraintError] when a constraint refused a write, wraps
+	// [ErrUnavailable] around it when the database could not be reached or
+	// dropped the connection, and returns any other error unchanged (nil
+	// stays nil; an error already classified is returned as it is).
+	ClassifyError(err error) error
 }
