@@ -24,7 +24,7 @@ const connectTimeout = 5 * time.Second
 
 // schemaRetryAge is how old the cached schema must be before a request for
 // a table it does not know re-reads it (a table created behind our back).
-const schemaRetryAge = time.Second
+var schemaRetryAge = time.Second
 
 // Backend serves one database service. It is safe for concurrent use.
 type Backend struct {
@@ -46,6 +46,8 @@ type Backend struct {
 type cachedSchema struct {
 	s  *dialects.Schema
 	at time.Time
+	// columns caches, per table, the quoted list of all its columns.
+	columns sync.Map // *dialects.Table → string
 }
 
 var (
@@ -85,6 +87,33 @@ func (b *Backend) FlushCache(context.Context) error {
 	return nil
 }
 
+// allColumns returns the quoted, comma-separated list of t's columns, each
+// qualified with the table's name (so that SQLite reports a column that is
+// gone instead of reading "name" as a string), built once per schema.
+func (b *Backend) allColumns(db *bun.DB, t *dialects.Table) string {
+	c := b.schema.Load()
+	if c != nil {
+		if v, ok := c.columns.Load(t); ok {
+			return v.(string)
+		}
+	}
+	gen := db.QueryGen()
+	var buf []byte
+	for i, col := range t.Columns {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = gen.AppendIdent(buf, t.Name)
+		buf = append(buf, '.')
+		buf = gen.AppendIdent(buf, col.Name)
+	}
+	s := string(buf)
+	if c != nil {
+		c.columns.Store(t, s)
+	}
+	return s
+}
+
 // InvalidateSchema forgets the introspected schema after a change of the
 // database's structure.
 func (b *Backend) InvalidateSchema() { b.schema.Store(nil) }
@@ -118,16 +147,19 @@ func unavailable(service string, cause error) *apierr.Error {
 	return apierr.Unavailable("Database of service '%s' is unavailable; try again later.", service).WithCause(cause)
 }
 
+// anyAge makes loadSchema accept a cached schema of any age.
+const anyAge time.Duration = -1
+
 // loadSchema returns the introspected schema, reading it when there is none
-// cached or when the cached one is older than maxAge (maxAge 0: any cached
+// cached or when the cached one is older than maxAge (anyAge: any cached
 // schema will do).
 func (b *Backend) loadSchema(ctx context.Context, db *bun.DB, maxAge time.Duration) (*dialects.Schema, error) {
-	if c := b.schema.Load(); c != nil && (maxAge == 0 || time.Since(c.at) < maxAge) {
+	if c := b.schema.Load(); c != nil && (maxAge < 0 || time.Since(c.at) < maxAge) {
 		return c.s, nil
 	}
 	b.schemaMu.Lock()
 	defer b.schemaMu.Unlock()
-	if c := b.schema.Load(); c != nil && (maxAge == 0 || time.Since(c.at) < maxAge) {
+	if c := b.schema.Load(); c != nil && (maxAge < 0 || time.Since(c.at) < maxAge) {
 		return c.s, nil // read by another request while we waited
 	}
 	b.mu.Lock()

@@ -24,6 +24,10 @@ const (
 	errSchemaChange         // a table or column we believed in is gone
 )
 
+// errSchemaChanged marks the cause of an error from a statement that named
+// a table or column the database no longer has.
+var errSchemaChanged = errors.New("schema changed")
+
 // dbError turns an error from the database into an API error: 503 when the
 // database cannot be reached, 409 for constraint violations, 400 for values
 // the database refused, 500 otherwise (its cause logged, never sent). Errors
@@ -52,7 +56,7 @@ func (b *Backend) dbError(err error) error {
 		return apierr.BadRequest("%s", msg).WithCause(err)
 	case errSchemaChange:
 		b.InvalidateSchema()
-		return apierr.Conflict("The table's structure changed while the request ran; try again.").WithCause(err)
+		return apierr.Conflict("The table's structure changed while the request ran; try again.").WithCause(errors.Join(errSchemaChanged, err))
 	}
 	b.log.Error("database error", "error", err)
 	return apierr.Internal(err)

@@ -23,10 +23,16 @@ type direct struct {
 	svc *store.Service
 }
 
-func newDirect(t *testing.T, cfg dialects.Config) *direct {
+func newDirect(t testing.TB, cfg dialects.Config) *direct {
 	t.Helper()
 	db := dbtest.Open(t, cfg)
 	fixture(t, cfg.Kind, db)
+	return newDirectOn(t, cfg)
+}
+
+// newDirectOn builds the backend on cfg without a fixture.
+func newDirectOn(t testing.TB, cfg dialects.Config) *direct {
+	t.Helper()
 	svc := &store.Service{ID: 1, Name: "data", Type: string(cfg.Kind), IsActive: true, Config: serviceConfig(cfg, nil)}
 	b, err := sqldb.NewType(cfg.Kind).New(t.Context(), svc, service.Deps{DataDir: t.TempDir()})
 	if err != nil {

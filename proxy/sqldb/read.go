@@ -40,7 +40,13 @@ func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (
 	s := &selection{grouped: grouped, hidden: map[string]int{}}
 	var parts []string
 	visible := 0
-	if sel.All {
+	switch {
+	case sel.All && (q.grant == nil || len(q.grant.Fields) == 0):
+		// Every column: the list is built once per schema.
+		visible = len(q.table.Columns)
+		parts = append(parts, "?")
+		s.args = append(s.args, bun.Safe(q.b.allColumns(q.db, q.table)))
+	case sel.All:
 		for _, c := range q.table.Columns {
 			if q.grant.AllowsField(c.Name) {
 				visible++
@@ -48,7 +54,7 @@ func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (
 				s.args = append(s.args, qualified(q.table.Name, c.Name))
 			}
 		}
-	} else {
+	default:
 		kept := sel.Items[:0:0]
 		for _, it := range sel.Items {
 			if it.Term.Agg == filter.NoAggregate && len(it.Term.Path) == 1 {

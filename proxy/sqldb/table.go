@@ -43,7 +43,7 @@ func (b *Backend) serveTable(w http.ResponseWriter, r *http.Request, verb string
 	if err != nil {
 		return err
 	}
-	s, err := b.loadSchema(ctx, db, 0)
+	s, err := b.loadSchema(ctx, db, anyAge)
 	if err != nil {
 		return err
 	}
@@ -53,24 +53,40 @@ func (b *Backend) serveTable(w http.ResponseWriter, r *http.Request, verb string
 		}
 		return b.listTables(w, r, s)
 	}
-	t := s.Table(rest[0])
-	if t == nil {
-		// A table created since we last looked: read the schema again, at
-		// most once per schemaRetryAge.
-		if s, err = b.loadSchema(ctx, db, schemaRetryAge); err != nil {
-			return err
-		}
-		if t = s.Table(rest[0]); t == nil {
-			return apierr.NotFound("Table \"%s\" does not exist in the database.", rest[0])
-		}
-	}
 	opts, err := parseOptions(r, b.cfg.MaxRecords)
 	if err != nil {
 		return err
 	}
 	g := caller.GrantFrom(ctx)
-	q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts,
-		res: newResolver(s, t, g), full: newResolver(s, t, nil)}
+	for attempt := 0; ; attempt++ {
+		t := s.Table(rest[0])
+		if t == nil {
+			// A table created since we last looked: read the schema again,
+			// at most once per schemaRetryAge.
+			if s, err = b.loadSchema(ctx, db, schemaRetryAge); err != nil {
+				return err
+			}
+			if t = s.Table(rest[0]); t == nil {
+				return apierr.NotFound("Table \"%s\" does not exist in the database.", rest[0])
+			}
+		}
+		q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts,
+			res: newResolver(s, t, g), full: newResolver(s, t, nil)}
+		err = q.dispatch(ctx, w, verb, rest)
+		// A read that met a table or column that is gone runs once more on
+		// the schema read anew (writes do not: part of a batch may have
+		// been written).
+		if attempt > 0 || verb != http.MethodGet || !errors.Is(err, errSchemaChanged) {
+			return err
+		}
+		if s, err = b.loadSchema(ctx, db, anyAge); err != nil {
+			return err
+		}
+	}
+}
+
+// dispatch runs the request on the table.
+func (q *tableReq) dispatch(ctx context.Context, w http.ResponseWriter, verb string, rest []string) error {
 	if err := q.compileRowCond(); err != nil {
 		return err
 	}
@@ -215,4 +231,3 @@ func (q *tableReq) tableExpr() schema.QueryAppender { return bun.Ident(q.table.N
 // idb is the handle queries run on: the pool or a transaction.
 type idb = bun.IDB
 
-var _ = context.Background
