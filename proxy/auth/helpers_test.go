@@ -1,0 +1,282 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+const (
+	adminEmail    = "admin@example.com"
+	adminPassword = "admin-password-1"
+	userEmail     = "jane.doe@example.com"
+	userPassword  = "jane-password-1"
+)
+
+// clock is an injectable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Second)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// mailbox is a Mailer that keeps what it is given.
+type mailbox struct {
+	mu   sync.Mutex
+	sent []Mail
+	err  error
+}
+
+func (m *mailbox) SendMail(_ context.Context, msg Mail) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	m.sent = append(m.sent, msg)
+	return nil
+}
+
+func (m *mailbox) last(t *testing.T) Mail {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.sent) == 0 {
+		t.Fatal("no mail was sent")
+	}
+	return m.sent[len(m.sent)-1]
+}
+
+func (m *mailbox) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sent)
+}
+
+// syncBuffer collects log output from concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is a Service on a fresh, initialised store with an administrator and
+// a user.
+type env struct {
+	t     *testing.T
+	st    *store.Store
+	svc   *Service
+	clock *clock
+	mail  *mailbox
+	logs  *syncBuffer
+	snap  *store.Snapshot
+	admin *store.User
+	user  *store.User
+	appID int64 // the admin app
+}
+
+func newEnv(t *testing.T, cfg dialects.Config, adjust func(*Options)) *env {
+	t.Helper()
+	ctx := t.Context()
+	st, err := store.OpenConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Init(ctx, store.InitOptions{Email: adminEmail, Password: adminPassword, Name: "Ada Admin"}); err != nil {
+		t.Fatalf("init: %v", err)
+	}
+	e := &env{t: t, st: st, clock: newClock(), mail: &mailbox{}, logs: &syncBuffer{}}
+	hash, err := store.HashPassword(userPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &store.User{Name: "Jane Doe", FirstName: "Jane", LastName: "Doe", Email: userEmail, Password: hash, IsActive: true}
+	if _, err := st.DB.NewInsert().Model(u).Exec(ctx); err != nil {
+		t.Fatalf("insert user: %v", err)
+	}
+	e.reload()
+	for _, a := range e.snap.Apps {
+		if a.Name == "admin" {
+			e.appID = a.ID
+		}
+	}
+	opts := Options{
+		Logger:   slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:      e.clock.Now,
+		Snapshot: func() *store.Snapshot { return e.snap },
+		Mailer:   e.mail,
+		CacheTTL: -1,
+		Throttle: NewThrottle(ThrottleOptions{Now: e.clock.Now}),
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	e.svc, err = New(st, opts)
+	if err != nil {
+		t.Fatalf("auth.New: %v", err)
+	}
+	e.admin = e.userByEmail(adminEmail)
+	e.user = e.userByEmail(userEmail)
+	return e
+}
+
+// reload re-reads the configuration snapshot.
+func (e *env) reload() {
+	e.t.Helper()
+	snap, err := e.st.Load(e.t.Context())
+	if err != nil {
+		e.t.Fatalf("load snapshot: %v", err)
+	}
+	e.snap = snap
+}
+
+func (e *env) userByEmail(email string) *store.User {
+	e.t.Helper()
+	u := new(store.User)
+	if err := e.st.DB.NewSelect().Model(u).Where("email = ?", email).Scan(e.t.Context()); err != nil {
+		e.t.Fatalf("user %s: %v", email, err)
+	}
+	return u
+}
+
+// req describes one call to a handler.
+type req struct {
+	method string
+	target string // path and query
+	body   any    // nil, string (raw) or a value encoded as JSON
+	form   url.Values
+	token  string
+	header map[string]string
+	addr   string
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *resp) m(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+	return m
+}
+
+func (r *resp) msg(t *testing.T) string {
+	t.Helper()
+	e, ok := r.m(t)["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("not an error: %d %s", r.status, r.body)
+	}
+	return e["message"].(string)
+}
+
+// do calls h as the admin app's client.
+func (e *env) do(h apierr.HandlerFunc, q req) *resp {
+	e.t.Helper()
+	if q.method == "" {
+		q.method = http.MethodPost
+	}
+	if q.target == "" {
+		q.target = "/"
+	}
+	var rd io.Reader
+	ctype := ""
+	switch b := q.body.(type) {
+	case nil:
+	case string:
+		rd, ctype = strings.NewReader(b), "application/json"
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd, ctype = bytes.NewReader(data), "application/json"
+	}
+	if q.form != nil {
+		rd, ctype = strings.NewReader(q.form.Encode()), "application/x-www-form-urlencoded"
+	}
+	r := httptest.NewRequestWithContext(e.t.Context(), q.method, q.target, rd)
+	if ctype != "" {
+		r.Header.Set("Content-Type", ctype)
+	}
+	if q.token != "" {
+		r.Header.Set(HeaderSessionToken, q.token)
+	}
+	for k, v := range q.header {
+		r.Header.Set(k, v)
+	}
+	if q.addr != "" {
+		r.RemoteAddr = q.addr
+	}
+	r = r.WithContext(caller.WithIdentity(r.Context(), &caller.Identity{AppID: e.appID, AppName: "admin", Requestor: caller.API}))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return &resp{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+}
+
+// login signs in and returns the token, failing the test otherwise.
+func (e *env) login(admin bool, email, password string, extra map[string]any) string {
+	e.t.Helper()
+	body := map[string]any{"email": email, "password": password}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := e.do(e.svc.Login(admin), req{body: body})
+	if r.status != http.StatusOK {
+		e.t.Fatalf("login %s = %d %s", email, r.status, r.body)
+	}
+	return r.m(e.t)["session_token"].(string)
+}
+
+// verifyMsg returns "" when tok verifies, else the error message.
+func (e *env) verifyMsg(tok string) string {
+	e.t.Helper()
+	_, err := e.svc.Verify(e.t.Context(), tok)
+	if err != nil {
+		return apierr.As(err).Message
+	}
+	return ""
+}

@@ -1,0 +1,178 @@
+package auth
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+)
+
+func TestThrottle(t *testing.T) {
+	c := newClock()
+	th := NewThrottle(ThrottleOptions{AccountFree: 3, AddressFree: 5, Window: time.Hour, Base: time.Second, Max: 8 * time.Second, Now: c.Now})
+	k := Keys{Account: "a@x", Address: "10.0.0.1"}
+
+	var delays []time.Duration
+	for range 8 {
+		if w := th.Wait(k); w != 0 {
+			t.Fatalf("attempt refused while the previous delay has passed: %v", w)
+		}
+		d := th.Fail(k)
+		delays = append(delays, d)
+		c.Advance(d)
+	}
+	want := []time.Duration{0, 0, 0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}
+	for i := range want {
+		if delays[i] != want[i] {
+			t.Fatalf("delays = %v, want %v", delays, want)
+		}
+	}
+	th.Fail(k)
+	if w := th.Wait(k); w != 8*time.Second {
+		t.Errorf("wait while blocked = %v", w)
+	}
+	// The address stays blocked for another account; the account for
+	// another address.
+	if w := th.Wait(Keys{Account: "b@x", Address: "10.0.0.1"}); w == 0 {
+		t.Error("address not throttled for another account")
+	}
+	if w := th.Wait(Keys{Account: "a@x", Address: "10.0.0.2"}); w == 0 {
+		t.Error("account not throttled from another address")
+	}
+	// Success clears the account, not the address.
+	c.Advance(8 * time.Second)
+	th.Succeed(k)
+	if d := th.Fail(Keys{Account: "a@x"}); d != 0 {
+		t.Errorf("account counted after a success: %v", d)
+	}
+	if d := th.Fail(Keys{Address: "10.0.0.1"}); d == 0 {
+		t.Error("address forgot its failures after the account's success")
+	}
+	// Failures are forgotten a window after the last one.
+	c.Advance(time.Hour + time.Second)
+	if d := th.Fail(Keys{Address: "10.0.0.1"}); d != 0 {
+		t.Errorf("address remembered past the window: %v", d)
+	}
+}
+
+func TestThrottleBoundsMemory(t *testing.T) {
+	c := newClock()
+	th := NewThrottle(ThrottleOptions{MaxKeys: 10, Window: time.Minute, Now: c.Now})
+	for i := range 50 {
+		th.Fail(Keys{Account: strconv.Itoa(i)})
+	}
+	if n := len(th.keys); n > 10 {
+		t.Fatalf("%d keys kept, limit 10", n)
+	}
+	c.Advance(2 * time.Minute)
+	th.Fail(Keys{Account: "new"})
+	if _, ok := th.keys["acct\x00new"]; !ok {
+		t.Error("expired keys were not swept to make room")
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	cases := map[string]string{
+		"192.0.2.1:1234":         "192.0.2.1",
+		"[2001:db8::1]:443":      "2001:db8::/64",
+		"[2001:db8::ffff:1]:443": "2001:db8::/64",
+		"[::ffff:192.0.2.9]:1":   "192.0.2.9",
+		"not-an-address":         "not-an-address",
+		"[2001:db8:0:1::5]:80":   "2001:db8:0:1::/64",
+	}
+	for in, want := range cases {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = in
+		if got := clientAddr(r); got != want {
+			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoginThrottled(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		h := e.svc.Login(false)
+		bad := req{body: map[string]any{"email": userEmail, "password": "guess-guess-1"}, addr: "203.0.113.5:999"}
+		good := req{body: map[string]any{"email": userEmail, "password": userPassword}, addr: "203.0.113.6:999"}
+		for i := range 5 {
+			if r := e.do(h, bad); r.status != 401 {
+				t.Fatalf("failure %d = %d %s", i+1, r.status, r.body)
+			}
+		}
+		if r := e.do(h, bad); r.status != 401 {
+			t.Fatalf("6th failure = %d", r.status)
+		}
+		// Now blocked: even the right password, from anywhere, waits.
+		r := e.do(h, good)
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "1" ||
+			!strings.HasPrefix(r.msg(t), "Too many failed login attempts.") {
+			t.Fatalf("blocked attempt = %d %s %v", r.status, r.body, r.header)
+		}
+		e.clock.Advance(time.Second)
+		if r := e.do(h, bad); r.status != 401 {
+			t.Fatalf("7th failure = %d", r.status)
+		}
+		if r := e.do(h, good); r.status != 429 || r.header.Get("Retry-After") != "2" {
+			t.Fatalf("second block = %d %v", r.status, r.header)
+		}
+		e.clock.Advance(2 * time.Second)
+		if r := e.do(h, good); r.status != 200 {
+			t.Fatalf("login after the delay = %d %s", r.status, r.body)
+		}
+		// The success cleared the account: failures are free again.
+		for range 5 {
+			if r := e.do(h, good); r.status != 200 {
+				t.Fatalf("login = %d", r.status)
+			}
+		}
+		if !strings.Contains(e.logs.String(), "login throttled") {
+			t.Error("throttling was not logged")
+		}
+	})
+}
+
+func TestNoSecretsInLogs(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, func(o *Options) { o.Registration = Registration{Open: true} })
+		secrets := []string{userPassword, adminPassword, "guess-guess-1", "changed-pass-1", "register-pass-1"}
+		tok := e.login(false, userEmail, userPassword, nil)
+		admin := e.login(true, adminEmail, adminPassword, map[string]any{"duration": 0})
+		secrets = append(secrets, tok, admin)
+		for range 7 {
+			e.do(e.svc.Login(false), req{body: map[string]any{"email": userEmail, "password": "guess-guess-1"}})
+		}
+		// A password typed into the e-mail field must not be logged either.
+		e.do(e.svc.Login(false), req{body: map[string]any{"email": "hunter2-secret-typed", "password": "x"}})
+		secrets = append(secrets, "hunter2-secret-typed")
+		e.clock.Advance(time.Hour)
+		r := e.do(e.svc.Refresh(true), req{method: "PUT", token: admin})
+		secrets = append(secrets, r.m(t)["session_token"].(string))
+		e.do(e.svc.Password(false), req{target: "/?reset=true", body: map[string]any{"email": userEmail}})
+		code := e.mail.last(t).Data["confirm_code"]
+		secrets = append(secrets, code)
+		e.do(e.svc.Password(false), req{body: map[string]any{"email": userEmail, "code": code, "new_password": "changed-pass-1"}})
+		e.do(e.svc.Register(), req{target: "/?login=true", body: map[string]any{"email": "reg@example.com", "password": "register-pass-1"}})
+		e.do(e.svc.Logout(true), req{method: "DELETE", token: admin})
+		key, _ := e.svc.signingKey(t.Context())
+		secrets = append(secrets, string(key))
+
+		logs := e.logs.String()
+		if !strings.Contains(logs, "login failed") || !strings.Contains(logs, "password reset code sent") {
+			t.Fatalf("expected security events in the log:\n%s", logs)
+		}
+		for _, s := range secrets {
+			if strings.Contains(logs, s) {
+				t.Errorf("the log contains a secret (%d characters)", len(s))
+			}
+		}
+		if strings.Contains(logs, userEmail) {
+			t.Error("the log names users by e-mail instead of id")
+		}
+	})
+}
