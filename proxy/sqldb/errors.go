@@ -2,13 +2,9 @@ package sqldb
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
-	"strings"
 
+	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
@@ -17,9 +13,6 @@ type errKind int
 
 const (
 	errOther        errKind = iota
-	errUnavailable          // the database cannot be reached
-	errConflict             // unique, primary key or foreign key violation
-	errNotNull              // NULL written to a NOT NULL column
 	errInvalid              // a value the column cannot hold
 	errSchemaChange         // a table or column we believed in is gone
 )
@@ -46,13 +39,24 @@ func (b *Backend) dbError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return apierr.GatewayTimeout("The database did not answer in time.").WithCause(err)
 	}
-	kind, msg := classify(err)
-	switch kind {
-	case errUnavailable:
+	b.mu.Lock()
+	d := b.dialect
+	b.mu.Unlock()
+	if d != nil {
+		err = d.ClassifyError(err)
+	}
+	var ce *dialects.ConstraintError
+	switch {
+	case errors.As(err, &ce):
+		if ce.Kind == dialects.ConstraintNotNull || ce.Kind == dialects.ConstraintCheck {
+			return apierr.BadRequest("%s", ce.Message).WithCause(err)
+		}
+		return apierr.Conflict("%s", ce.Message).WithCause(err)
+	case errors.Is(err, dialects.ErrUnavailable), dialects.IsConnectionError(err):
 		return unavailable(b.name, err)
-	case errConflict:
-		return apierr.Conflict("%s", msg).WithCause(err)
-	case errNotNull, errInvalid:
+	}
+	switch kind, msg := classifyStatement(err); kind {
+	case errInvalid:
 		return apierr.BadRequest("%s", msg).WithCause(err)
 	case errSchemaChange:
 		b.InvalidateSchema()
@@ -62,27 +66,3 @@ func (b *Backend) dbError(err error) error {
 	return apierr.Internal(err)
 }
 
-// isUnavailable reports whether err says the database cannot be reached.
-func isUnavailable(err error) bool {
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, io.EOF) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	for _, p := range []string{"connection refused", "connection reset", "broken pipe", "invalid connection",
-		"bad connection", "server has gone away", "failed to connect", "no such host", "the database system is shutting down",
-		"the database system is starting up", "terminating connection", "unable to open database file"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -230,4 +230,3 @@ func (q *tableReq) tableExpr() schema.QueryAppender { return bun.Ident(q.table.N
 
 // idb is the handle queries run on: the pool or a transaction.
 type idb = bun.IDB
-

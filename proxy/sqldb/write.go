@@ -26,9 +26,10 @@ type batchOutcome struct {
 }
 
 // batch runs op for n records with the contract's batch modes: by default
-// each record in its own transaction, stopping at the first failure and
-// keeping what was written before it; continue=true goes on past failures;
-// rollback=true runs everything in one transaction that a failure undoes.
+// it stops at the first failure and keeps what was written before it;
+// continue=true goes on past failures; rollback=true undoes everything on
+// a failure. All run in one transaction, with a savepoint per record
+// except under rollback.
 // A single record's failure is its own error; a batch's is a 400 with code
 // 1000 listing the failed records.
 func (q *tableReq) batch(ctx context.Context, n int, what string, op writeOp) (*batchOutcome, error) {
@@ -66,29 +67,51 @@ func (q *tableReq) batch(ctx context.Context, n int, what string, op writeOp) (*
 		}
 		return out, nil
 	}
-	for i := range n {
-		var k []any
-		var before []byte
+	if n == 1 {
 		err := q.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			var err error
-			k, before, err = op(ctx, tx, i)
+			out.keys[0], out.before[0], err = op(ctx, tx, 0)
 			return err
 		})
 		if err != nil {
+			return nil, q.b.dbError(err)
+		}
+		return out, nil
+	}
+	// One transaction with a savepoint per record: a failed record is
+	// undone alone, the others are committed together at the end (nothing
+	// has been acknowledged before that).
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, q.b.dbError(err)
+	}
+	defer tx.Rollback()
+	for i := range n {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT pc_record"); err != nil {
+			return nil, q.b.dbError(err)
+		}
+		k, before, err := op(ctx, tx, i)
+		if err != nil {
+			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT pc_record"); rerr != nil {
+				return nil, q.b.dbError(rerr)
+			}
 			fail(i, err)
 			if !q.opts.cont {
 				break
 			}
 			continue
 		}
+		if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT pc_record"); err != nil {
+			return nil, q.b.dbError(err)
+		}
 		out.keys[i], out.before[i] = k, before
 		results = append(results, keyJSON(q.keyCols(), k))
 	}
+	if err := tx.Commit(); err != nil {
+		return nil, q.b.dbError(err)
+	}
 	if first == nil {
 		return out, nil
-	}
-	if n == 1 {
-		return nil, first
 	}
 	return nil, apierr.Batch("Batch Error: Not all requested records could be "+what+".", errs, results)
 }
