@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -248,6 +249,12 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res = t.Resource
 	} else {
 		res = strings.Trim(r.URL.Path, "/")
+	}
+	// A query that does not parse (a raw ';') would lose parameters
+	// silently, a filter among them.
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		apierr.Write(w, apierr.BadRequest("Invalid query string: %v", err))
+		return
 	}
 	inner := new(http.Request)
 	*inner = *r

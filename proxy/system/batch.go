@@ -38,13 +38,22 @@ func errorObject(err error) object {
 	return object{{"error", object{{"code", code}, {"message", e.Message}, {"context", e.Context}, {"status_code", e.Status}}}}
 }
 
+type paramsKey struct{}
+
+// withParams returns ctx carrying the request's parameters for the
+// writers of inTx.
+func withParams(ctx context.Context, p *params) context.Context {
+	return context.WithValue(ctx, paramsKey{}, p)
+}
+
 // inTx runs fn in one write transaction that also bumps the configuration
 // version, then runs the writer's after-commit hooks.
 func (b *Backend) inTx(ctx context.Context, fn func(w *writer) error) error {
 	id := caller.IdentityFrom(ctx)
+	p, _ := ctx.Value(paramsKey{}).(*params)
 	var w *writer
 	err := b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		w = &writer{ctx: ctx, tx: tx, b: b, id: id, now: now()}
+		w = &writer{ctx: ctx, tx: tx, b: b, id: id, now: now(), params: p}
 		if err := fn(w); err != nil {
 			return err
 		}

@@ -4,8 +4,16 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
 
 // constraintKind says which constraint a database error reports.
 type constraintKind int
@@ -50,6 +58,17 @@ func dbError(err error) error {
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return err
+	}
+	var ce *dialects.ConstraintError
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case dialects.ConstraintNotNull, dialects.ConstraintCheck:
+			return apierr.BadRequest("Invalid data supplied: %s.", ce.Message).WithCause(err)
+		}
+		return apierr.Conflict("%s.", upperFirst(ce.Message)).WithCause(err)
+	}
+	if errors.Is(err, dialects.ErrUnavailable) || dialects.IsConnectionError(err) {
+		return apierr.Unavailable("The system database is unavailable; try again.").WithCause(err)
 	}
 	switch classify(err) {
 	case uniqueViolation:

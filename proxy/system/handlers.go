@@ -249,7 +249,7 @@ func (t *table[T]) createMany(b *Backend, w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	results, err := b.runBatch(r.Context(), batchOptsOf(p), "created", len(pl.records), func(wr *writer, i int) (object, error) {
+	results, err := b.runBatch(withParams(r.Context(), p), batchOptsOf(p), "created", len(pl.records), func(wr *writer, i int) (object, error) {
 		rec, err := t.create(wr, pl.records[i])
 		if err != nil {
 			return nil, err
@@ -284,7 +284,7 @@ func (t *table[T]) upsert(b *Backend, w http.ResponseWriter, r *http.Request, ke
 	in := pl.records[0]
 	status := http.StatusCreated
 	var out object
-	err = b.inTx(r.Context(), func(wr *writer) error {
+	err = b.inTx(withParams(r.Context(), p), func(wr *writer) error {
 		_, err := t.load(wr.ctx, wr.tx, key)
 		var rec *T
 		switch {
@@ -339,7 +339,7 @@ func (t *table[T]) updateOne(b *Backend, w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	var out object
-	err = b.inTx(r.Context(), func(wr *writer) error {
+	err = b.inTx(withParams(r.Context(), p), func(wr *writer) error {
 		rec, err := t.update(wr, key, pl.records[0])
 		if err != nil {
 			return err
@@ -403,7 +403,7 @@ func (t *table[T]) updateMany(b *Backend, w http.ResponseWriter, r *http.Request
 		}
 		body = func(i int) fields { return pl.records[i] }
 	}
-	results, err := b.runBatch(ctx, batchOptsOf(p), "updated", len(keys), func(wr *writer, i int) (object, error) {
+	results, err := b.runBatch(withParams(ctx, p), batchOptsOf(p), "updated", len(keys), func(wr *writer, i int) (object, error) {
 		if keys[i] == nil {
 			return nil, apierr.BadRequest("Record %d has no '%s' identifier to update.", i, t.key)
 		}
@@ -449,7 +449,7 @@ func (t *table[T]) deleteOne(b *Backend, w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	var out object
-	err = b.inTx(r.Context(), func(wr *writer) error {
+	err = b.inTx(withParams(r.Context(), p), func(wr *writer) error {
 		var err error
 		out, err = t.removeAndRender(wr, key, sh, true)
 		return err
@@ -528,7 +528,7 @@ func (t *table[T]) deleteMany(b *Backend, w http.ResponseWriter, r *http.Request
 	default:
 		return apierr.BadRequest("No filter or records given for delete request. Use ids, filter, records, or force=true to delete everything.")
 	}
-	results, err := b.runBatch(ctx, batchOptsOf(p), "deleted", len(keys), func(wr *writer, i int) (object, error) {
+	results, err := b.runBatch(withParams(ctx, p), batchOptsOf(p), "deleted", len(keys), func(wr *writer, i int) (object, error) {
 		return t.removeAndRender(wr, keys[i], sh, false)
 	})
 	if err != nil {

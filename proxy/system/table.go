@@ -634,15 +634,28 @@ func (t *table[T]) create(w *writer, in fields) (*T, error) {
 
 func (t *table[T]) insert(w *writer, rec *T) error {
 	stamp(w, rec, true)
-	q := w.tx.NewInsert().Model(rec)
 	rv := reflect.ValueOf(rec).Elem()
+	var zero []*schema.Field
 	for _, f := range t.defaulted {
-		if v := rv.FieldByIndex(f.Index); v.IsZero() {
-			q = q.Value(f.Name, "?", v.Interface())
+		if rv.FieldByIndex(f.Index).IsZero() {
+			zero = append(zero, f)
 		}
 	}
-	if _, err := q.Exec(w.ctx); err != nil {
+	if _, err := w.tx.NewInsert().Model(rec).Exec(w.ctx); err != nil {
 		return dbError(err)
+	}
+	if len(zero) > 0 {
+		// bun inserted DEFAULT (or left the column out) for these zero
+		// values and read the defaults back: write the zeros the client
+		// asked for.
+		cols := make([]string, len(zero))
+		for i, f := range zero {
+			rv.FieldByIndex(f.Index).SetZero()
+			cols[i] = f.Name
+		}
+		if _, err := w.tx.NewUpdate().Model(rec).Column(cols...).WherePK().Exec(w.ctx); err != nil {
+			return dbError(err)
+		}
 	}
 	if t.afterWrite != nil {
 		return t.afterWrite(w, rec, nil)
