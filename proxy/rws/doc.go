@@ -35,6 +35,10 @@
 //   - X-HTTP-Method and X-Method-Override, which the platform has
 //     already applied.
 //
+// Inside a pipeline the request id the platform assigned (the X-Request-Id
+// its request-id stage put on the response) replaces the client's, so logs
+// on both sides can be joined.
+//
 // Configured headers and parameters replace the client's of the same name,
 // so a client cannot spoof an injected identity. Their values may hold
 // DreamFactory lookups: {user.id}, {user.email}, {user.name},
@@ -55,8 +59,10 @@
 //
 // Upstream answers pass through as they are, status and headers included,
 // streamed: event streams and responses of unknown length are flushed as
-// each chunk arrives. When the pipeline has set CORS headers the upstream's
-// Access-Control-* headers are dropped so the two never mix. A failed
+// each chunk arrives. Headers the pipeline set before the backend ran
+// (X-Request-Id, X-RateLimit-*, CORS) win over the upstream's of the same
+// name, and when the pipeline has set CORS headers all of the upstream's
+// Access-Control-* headers are dropped, so the two never mix. A failed
 // exchange answers in the error envelope: 503 when the upstream cannot be
 // reached (connection refused, host name that does not resolve,
 // unreachable network), 504 when it does not answer within the service's

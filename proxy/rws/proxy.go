@@ -117,12 +117,17 @@ func (p *Proxy) FlushCache(context.Context) error {
 // plan is what one request is forwarded as; ServeHTTP computes it and the
 // ReverseProxy hooks read it from the context.
 type plan struct {
-	url       *url.URL
-	host      string      // Host header override, "" for the URL's
-	set       http.Header // configured headers to set
-	omit      []string    // configured headers left out (unresolved lookup)
-	dropCORS  bool        // the pipeline already set CORS headers
-	cacheKey  string      // "" when the response is not to be cached
+	url      *url.URL
+	host     string      // Host header override, "" for the URL's
+	set      http.Header // configured headers to set
+	omit     []string    // configured headers left out (unresolved lookup)
+	dropCORS bool        // the pipeline already set CORS headers
+	// preset holds the response headers the pipeline set before the
+	// proxy ran (X-Request-Id, X-RateLimit-*, CORS): they win over the
+	// upstream's headers of the same name.
+	preset    map[string]bool
+	requestID string // the pipeline's request id, forwarded upstream
+	cacheKey  string // "" when the response is not to be cached
 	parentCtx context.Context
 }
 
@@ -135,10 +140,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, err)
 		return
 	}
-	pl.dropCORS = w.Header().Get("Access-Control-Allow-Origin") != ""
+	pl.preset = make(map[string]bool, len(w.Header()))
+	for k := range w.Header() {
+		pl.preset[k] = true
+	}
+	pl.dropCORS = pl.preset["Access-Control-Allow-Origin"]
+	pl.requestID = w.Header().Get("X-Request-Id")
 	if pl.cacheKey != "" && !noCache(r) {
 		if e, ok := p.cache.get(pl.cacheKey); ok {
-			serveCached(w, e, p.cfg.Now(), pl.dropCORS)
+			serveCached(w, e, p.cfg.Now(), pl)
 			return
 		}
 	}
@@ -407,6 +417,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		out.Header.Del(n)
 	}
 	pr.SetXForwarded()
+	if pl.requestID != "" {
+		out.Header.Set("X-Request-Id", pl.requestID)
+	}
 	for k, vs := range pl.set {
 		out.Header[k] = vs
 	}
@@ -415,18 +428,17 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
-// modifyResponse drops the upstream's CORS headers when the pipeline has
-// set its own, and tees cacheable answers into the cache.
+// modifyResponse drops the upstream's headers that the pipeline has already
+// set (its request id, rate-limit and CORS headers win), and tees cacheable
+// answers into the cache.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
 	pl, _ := resp.Request.Context().Value(planKey{}).(*plan)
 	if pl == nil {
 		return nil
 	}
-	if pl.dropCORS {
-		for k := range resp.Header {
-			if strings.HasPrefix(k, "Access-Control-") {
-				delete(resp.Header, k)
-			}
+	for k := range resp.Header {
+		if pl.preset[k] || pl.dropCORS && strings.HasPrefix(k, "Access-Control-") {
+			delete(resp.Header, k)
 		}
 	}
 	if pl.cacheKey == "" {

@@ -810,24 +810,56 @@ func TestCaching(t *testing.T) {
 	})
 }
 
-func TestCORSHeadersDoNotMix(t *testing.T) {
+func TestPipelineHeadersWin(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "X-Upstream")
+		w.Header().Set("X-Request-Id", r.Header.Get("X-Request-Id")+"-echo")
+		w.Header().Set("X-RateLimit-Limit", "1000")
 		w.Header().Set("X-Upstream", "1")
 	}))
 	t.Cleanup(up.Close)
-	p := newProxy(t, rws.Config{Name: "svc", BaseURL: up.URL})
-	withCORS := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := newProxy(t, rws.Config{Name: "svc", BaseURL: up.URL, CacheEnabled: true})
+	// What the request id, CORS and rate-limit stages do before a backend.
+	stages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-1")
 		w.Header().Set("Access-Control-Allow-Origin", "https://app.example")
+		w.Header().Set("X-RateLimit-Limit", "10")
 		inPipeline(p, nil).ServeHTTP(w, r)
 	})
-	r := do(t, withCORS, "GET", "/api/v2/svc/x", nil, nil)
-	if got := r.header.Values("Access-Control-Allow-Origin"); len(got) != 1 || got[0] != "https://app.example" {
-		t.Fatalf("Access-Control-Allow-Origin = %q", got)
+	for _, want := range []string{"MISS", "HIT"} {
+		r := do(t, stages, "GET", "/api/v2/svc/x", nil, map[string]string{"X-Request-Id": "client-chosen"})
+		if got := r.header.Get("X-Cache"); got != want {
+			t.Fatalf("X-Cache = %q, want %q", got, want)
+		}
+		for k, v := range map[string]string{
+			"Access-Control-Allow-Origin": "https://app.example", "X-Ratelimit-Limit": "10",
+			"X-Request-Id": "req-1", "X-Upstream": "1",
+		} {
+			if got := r.header.Values(k); len(got) != 1 || got[0] != v {
+				t.Errorf("%s: %s = %q, want %q", want, k, got, v)
+			}
+		}
+		if got := r.header.Values("Access-Control-Expose-Headers"); len(got) != 0 {
+			t.Errorf("%s: the upstream's CORS headers mixed in: %q", want, got)
+		}
 	}
-	r = do(t, inPipeline(p, nil), "GET", "/api/v2/svc/x", nil, nil)
+	r := do(t, inPipeline(p, nil), "GET", "/api/v2/svc/other", nil, nil)
 	if got := r.header.Values("Access-Control-Allow-Origin"); len(got) != 1 || got[0] != "*" {
 		t.Fatalf("without a CORS stage the upstream's header passes: %q", got)
+	}
+}
+
+func TestRequestIDForwarded(t *testing.T) {
+	up, _ := echo(t)
+	p := newProxy(t, rws.Config{Name: "svc", BaseURL: up.URL})
+	stages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-7")
+		inPipeline(p, nil).ServeHTTP(w, r)
+	})
+	s := do(t, stages, "GET", "/api/v2/svc/x", nil, map[string]string{"X-Request-Id": "spoofed"}).seen(t)
+	if got := s.Header["X-Request-Id"]; len(got) != 1 || got[0] != "req-7" {
+		t.Fatalf("X-Request-Id = %q", got)
 	}
 }
 
