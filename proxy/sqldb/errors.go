@@ -65,4 +65,3 @@ func (b *Backend) dbError(err error) error {
 	b.log.Error("database error", "error", err)
 	return apierr.Internal(err)
 }
-

@@ -18,7 +18,7 @@ func (q *tableReq) keyColumns() ([]*dialects.Column, error) {
 		for _, name := range strings.Split(f, ",") {
 			name = strings.TrimSpace(name)
 			c := q.table.Column(name)
-			if c == nil {
+			if c == nil || !q.grant.AllowsField(c.Name) {
 				return nil, apierr.BadRequest("Invalid id_field: '%s' is not a field of table '%s'.", name, q.table.Name)
 			}
 			cols = append(cols, c)

@@ -28,6 +28,9 @@ type selection struct {
 	grouped bool
 	// aggregate is set when the visible columns hold an aggregate.
 	aggregate bool
+	// hints tells rowjson the types of the result columns: the table, or
+	// the table plus its columns renamed with "as".
+	hints *dialects.Table
 }
 
 // selectColumns builds the selection for fields (the client's parameter)
@@ -37,7 +40,7 @@ func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (
 	if err != nil {
 		return nil, badQuery(err)
 	}
-	s := &selection{grouped: grouped, hidden: map[string]int{}}
+	s := &selection{grouped: grouped, hidden: map[string]int{}, hints: q.table}
 	var parts []string
 	visible := 0
 	switch {
@@ -64,6 +67,8 @@ func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (
 			}
 			if it.Term.Agg != filter.NoAggregate {
 				s.aggregate = true
+			} else if it.Alias != "" && len(it.Term.Path) == 1 {
+				s.aliasHint(q.table, it.Term.Path[0], it.Alias)
 			}
 			kept = append(kept, it)
 		}
@@ -92,6 +97,21 @@ func (q *tableReq) selectColumns(fields string, grouped bool, hidden []string) (
 	}
 	s.expr = strings.Join(parts, ", ")
 	return s, nil
+}
+
+// aliasHint records that column name of t is read under alias, so that
+// rowjson writes it with the column's type (MySQL booleans).
+func (s *selection) aliasHint(t *dialects.Table, name, alias string) {
+	c := t.Column(name)
+	if c == nil {
+		return
+	}
+	if s.hints == t {
+		s.hints = &dialects.Table{Name: t.Name, Columns: append([]*dialects.Column(nil), t.Columns...)}
+	}
+	renamed := *c
+	renamed.Name = alias
+	s.hints.Columns = append([]*dialects.Column{&renamed}, s.hints.Columns...)
 }
 
 // query is a read to run.
@@ -218,7 +238,7 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		return q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(q.kind, rows, qu.sel.visible, q.table)
+	rr, err := newRowReader(q.kind, rows, qu.sel.visible, qu.sel.hints)
 	if err != nil {
 		return q.b.dbError(err)
 	}
@@ -492,7 +512,7 @@ func (q *tableReq) fetchByKeys(ctx context.Context, db bun.IDB, cols []*dialects
 		return nil, q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(q.kind, rows, sel.visible, q.table)
+	rr, err := newRowReader(q.kind, rows, sel.visible, sel.hints)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}

@@ -172,6 +172,7 @@ func readSteps() []step {
 			want: `{"resource":[{"id":1,"name":"Alice"},{"id":2,"name":"Bob"}]}`},
 		{name: "select alias", method: "GET", path: c + "?select=name&limit=1", status: 200, want: `{"resource":[{"name":"Alice"}],"meta":{"next":1}}`},
 		{name: "fields as", method: "GET", path: c + "?fields=name as who&ids=4", status: 200, want: `{"resource":[{"who":"Dave"}]}`},
+		{name: "fields as keeps the type", method: "GET", path: c + "?fields=active as on&ids=2", status: 200, want: `{"resource":[{"on":false}]}`},
 		{name: "fields case-insensitive", method: "GET", path: c + "?fields=NAME&ids=1", status: 200, want: `{"resource":[{"name":"Alice"}]}`},
 		{name: "order desc", method: "GET", path: c + "?order=age desc&fields=id", status: 200, ids: []int{4, 1, 2, 3}},
 		{name: "order nulls first", method: "GET", path: c + "?order=age asc nulls first&fields=id", status: 200, ids: []int{3, 2, 1, 4}},

@@ -18,8 +18,17 @@ import (
 // column c, checking that it fits the column's type so that every engine
 // accepts and stores the same thing. nil is NULL.
 func (q *tableReq) inputValue(c *dialects.Column, v any) (any, error) {
-	if v == nil {
+	switch n := v.(type) {
+	case nil:
 		return nil, nil
+	case int64:
+		v = json.Number(strconv.FormatInt(n, 10))
+	case uint64:
+		v = json.Number(strconv.FormatUint(n, 10))
+	case float64:
+		v = json.Number(strconv.FormatFloat(n, 'g', -1, 64))
+	case filter.Decimal:
+		v = json.Number(n)
 	}
 	bad := func(want string) error {
 		return apierr.BadRequest("Invalid value for field '%s': expected %s.", c.Name, want)
