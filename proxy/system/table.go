@@ -265,10 +265,13 @@ func (t *table[T]) encode(rec *T) (object, error) {
 type shape struct {
 	fields    []string
 	relations []*relation
+	// all is set by fields=*: whole records even where only keys would be
+	// returned.
+	all bool
 }
 
-// plain reports whether the full record without relations is asked for.
-func (s shape) plain() bool { return s.fields == nil && len(s.relations) == 0 }
+// plain reports whether nothing beyond the default was asked for.
+func (s shape) plain() bool { return s.fields == nil && !s.all && len(s.relations) == 0 }
 
 // shapeOf reads fields and related from p and checks them against t.
 func (t *table[T]) shapeOf(p *params) (shape, error) {
@@ -284,6 +287,7 @@ func (t *table[T]) shapeOf(p *params) (shape, error) {
 		}
 	}
 	s.fields = fs
+	s.all = fs == nil && p.has("fields", "select")
 	names, all := p.related()
 	if all {
 		s.relations = t.relations
