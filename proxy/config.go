@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -25,8 +28,16 @@ type Config struct {
 	// and the caller closes it.
 	Store *store.Store
 	// RedisURL, when set, holds rate-limit counters shared by every
-	// instance (redis://host:6379/0).
+	// instance (redis://host:6379/0). The server fails to start when Redis
+	// cannot be reached.
 	RedisURL string
+	// LimitStore is an already open rate-limit counter store; when set,
+	// RedisURL is ignored. Default: Redis on RedisURL, else memory.
+	LimitStore *limiter.Store
+	// LimitsFailClosed answers 503 to requests whose rate limits cannot be
+	// counted (Redis down); by default they go on uncounted and the error
+	// is logged (see handlers/ratelimit).
+	LimitsFailClosed bool
 	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
 	MaxBodyBytes int64
 	// ReloadInterval is how often the configuration version is polled.
@@ -49,6 +60,11 @@ func (c Config) Validate() error {
 	if c.Store == nil && c.SystemDB != "" {
 		if _, err := dialects.ParseDSN(c.SystemDB); err != nil {
 			errs = append(errs, fmt.Errorf("system database: %w", err))
+		}
+	}
+	if c.LimitStore == nil && c.RedisURL != "" {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			errs = append(errs, fmt.Errorf("redis URL: %w", err))
 		}
 	}
 	if c.MaxBodyBytes < 0 {

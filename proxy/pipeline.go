@@ -46,12 +46,18 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	limits, err := s.limitStage()
+	if err != nil {
+		return nil, nil, err
+	}
 
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
 		keys,     // API key → app and its default role (401, 403)
 		sessions, // session token → user, admin flag, user's role (401, 403)
-		// rbac, ratelimit and script join here.
+		// rbac joins here.
+		limits, // rate limits (429); administrators and script calls exempt
+		// script joins here.
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))
 

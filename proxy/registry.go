@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/portcullis-dev/portcullis/handlers/cors"
+	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -64,6 +65,9 @@ type state struct {
 	snap    *store.Snapshot
 	entries map[string]*entry
 	cors    *cors.Set
+	// limits is the rate-limit engine of snap's limits, over the server's
+	// limiter.Store (nil only before the first load).
+	limits *limiter.Engine
 }
 
 func fingerprint(svc *store.Service) string {
@@ -95,6 +99,11 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 		return err
 	}
 	next := &state{snap: snap, entries: make(map[string]*entry, len(snap.Services)), cors: corsRules(snap, s.logger)}
+	var oldLimits *limiter.Engine
+	if old != nil {
+		oldLimits = old.limits
+	}
+	next.limits = s.limitEngine(snap, oldLimits)
 	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)
@@ -110,6 +119,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 		next.entries[svc.Name] = s.build(ctx, svc, fp)
 	}
 	s.state.Store(next)
+	s.resetStale(ctx, oldLimits, staleLimits(oldLimits, next.limits))
 	if old != nil {
 		for _, e := range old.entries {
 			if e.live != nil && !kept[e.live] {

@@ -15,7 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -44,6 +46,11 @@ type Server struct {
 	types map[string]service.Type
 	infos []service.Info
 
+	// limitStore holds the rate-limit counters for the server's life;
+	// redis is its client when the server opened it (Config.RedisURL).
+	limitStore *limiter.Store
+	redis      *redis.Client
+
 	state    atomic.Pointer[state]
 	reloadMu sync.Mutex
 
@@ -70,9 +77,12 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, metrics: prometheus.NewRegistry()}
 	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := s.openLimitStore(ctx); err != nil {
+		return nil, err
+	}
 
 	s.types = map[string]service.Type{}
-	for _, t := range append(defaultTypes(), o.types...) {
+	for _, t := range append(defaultTypes(s.limitStore), o.types...) {
 		s.types[t.Info().Name] = t
 	}
 	seen := map[string]bool{}
@@ -89,10 +99,12 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 	s.store = cfg.Store
 	if s.store == nil {
 		if err := ensureDataDir(cfg.DataDir); err != nil {
+			s.closeLimitStore()
 			return nil, err
 		}
 		st, err := store.Open(ctx, cfg.SystemDB)
 		if err != nil {
+			s.closeLimitStore()
 			return nil, fmt.Errorf("proxy: %w", err)
 		}
 		s.store, s.ownsStore = st, true
@@ -170,6 +182,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closeStore() error {
+	s.closeLimitStore()
 	if s.ownsStore && s.store != nil {
 		return s.store.Close()
 	}

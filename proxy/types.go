@@ -1,20 +1,24 @@
 package proxy
 
 import (
+	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
+	"github.com/portcullis-dev/portcullis/proxy/system"
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
 // defaultTypes is the list of service types a standalone instance knows.
 // Embedders add theirs with WithTypes. Every generic type of the spec that
 // is not here is still listed by /system/service_type and refuses to be
-// created with 501.
-func defaultTypes() []service.Type {
+// created with 501. limits is the rate-limit counter store the system
+// service's limit_cache reads and resets.
+func defaultTypes(limits *limiter.Store) []service.Type {
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
 	types = append(types, user.NewType(user.Options{}))
+	types = append(types, system.NewType(system.Options{LimitStore: limits}))
 	return types
 }
