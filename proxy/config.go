@@ -31,6 +31,9 @@ type Config struct {
 	// instance (redis://host:6379/0). The server fails to start when Redis
 	// cannot be reached.
 	RedisURL string
+	// RedisPrefix is put before every rate-limit key in Redis; instances
+	// that share counters use the same prefix. Default "portcullis:limit".
+	RedisPrefix string
 	// LimitStore is an already open rate-limit counter store; when set,
 	// RedisURL is ignored. Default: Redis on RedisURL, else memory.
 	LimitStore *limiter.Store

@@ -43,7 +43,7 @@ func (s *Server) openLimitStore(ctx context.Context) error {
 			opt.DialTimeout = 2 * time.Second
 		}
 		c := redis.NewClient(opt)
-		st, err := limiter.NewRedisStore(ctx, c, limiter.RedisOptions{})
+		st, err := limiter.NewRedisStore(ctx, c, limiter.RedisOptions{Prefix: s.cfg.RedisPrefix})
 		if err != nil {
 			_ = c.Close()
 			return fmt.Errorf("proxy: rate-limit counters: %w", err)
