@@ -37,6 +37,7 @@ type Backend struct {
 	mu      sync.Mutex
 	db      *bun.DB
 	dialect dialects.Dialect
+	opening *openCall
 	closed  bool
 
 	schemaMu sync.Mutex
@@ -120,27 +121,66 @@ func (b *Backend) InvalidateSchema() { b.schema.Store(nil) }
 
 // pool returns the service's connection pool, opening it on first use. A
 // database that cannot be reached is a 503; the next call tries again.
+// Callers that arrive while the pool is being opened wait for that attempt
+// and share its outcome, so a database that does not answer costs one
+// connect timeout, not one per queued request.
 func (b *Backend) pool(ctx context.Context) (*bun.DB, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, apierr.Unavailable("Service '%s' is being reconfigured; try again.", b.name)
 	}
 	if b.db != nil {
-		return b.db, nil
+		db := b.db
+		b.mu.Unlock()
+		return db, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	db, d, err := engines.Open(ctx, b.conn)
-	if err != nil {
+	if c := b.opening; c != nil {
+		b.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.db, c.err
+		case <-ctx.Done():
+			return nil, unavailable(b.name, ctx.Err())
+		}
+	}
+	c := &openCall{done: make(chan struct{})}
+	b.opening = c
+	b.mu.Unlock()
+
+	// The attempt serves every waiting request: it does not end with the
+	// first one's context.
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	db, d, err := engines.Open(octx, b.conn)
+	cancel()
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.opening = nil
+	switch {
+	case err != nil:
 		b.log.Warn("database unavailable", "error", err)
 		if errors.Is(err, dialects.ErrDSN) {
-			return nil, apierr.InternalMsg("Service '%s' has a configuration error: %v", b.name, err).WithCause(err)
+			c.err = apierr.InternalMsg("Service '%s' has a configuration error: %v", b.name, err).WithCause(err)
+		} else {
+			c.err = unavailable(b.name, err)
 		}
-		return nil, unavailable(b.name, err)
+	case b.closed:
+		db.Close()
+		c.err = apierr.Unavailable("Service '%s' is being reconfigured; try again.", b.name)
+	default:
+		b.db, b.dialect = db, d
+		c.db = db
 	}
-	b.db, b.dialect = db, d
-	return db, nil
+	close(c.done)
+	return c.db, c.err
+}
+
+// openCall is one attempt to open the pool.
+type openCall struct {
+	done chan struct{}
+	db   *bun.DB
+	err  error
 }
 
 func unavailable(service string, cause error) *apierr.Error {

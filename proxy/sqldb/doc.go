@@ -34,11 +34,43 @@
 //
 // Query parameters have DreamFactory's aliases (select, where, top, skip,
 // sort, order_by, group_by) and may also be sent in a JSON body next to
-// resource; the query string wins. Batch writes stop at the first failure
-// and keep what was written before it, unless rollback=true (one
-// transaction, undone on failure) or continue=true (every record is tried);
-// a failed batch is a 400 with code 1000 and context.errors
-// [{index,message}] and context.resource with the per-record outcome.
+// resource; the query string wins. Per-relation options are
+// {relation}.fields, {relation}.order and {relation}.limit (or with "_").
+//
+// # Writes
+//
+// Batch writes stop at the first failure and keep what was written before
+// it, unless rollback=true (undone on failure) or continue=true (every
+// record is tried). A batch runs in one transaction with a savepoint per
+// record, committed once at the end, so nothing is acknowledged before it
+// is durable. A failed batch is a 400 with code 1000, context.errors
+// [{index,message}] and (except under rollback) context.resource with each
+// record's key or error; a request for a single record fails with that
+// record's own error (404, 409, 400, 403). Writes answer with keys
+// ({"resource":[{"id":5}]}) unless fields or related ask for records; by-id
+// PUT, PATCH and DELETE answer with the record. PUT resets the fields a
+// record leaves out to their defaults (NULL when none); PATCH merges.
+// Unknown fields in records are ignored; relation members are not written.
+//
+// # Decisions where the spec and DreamFactory are silent or differ
+//
+//   - Without order, records come in primary-key order, and PostgreSQL is
+//     made to put NULLs where SQLite and MySQL do (first ascending, last
+//     descending), so pages are stable and the same on every engine.
+//   - meta.next (offset of the next page) is set whenever more records
+//     remain, as DreamFactory does; meta.count only with include_count.
+//   - A composite key is addressed in the path as its values in key order,
+//     separated by commas (_table/order_tag/1,2); in ids, each key is
+//     quoted ('1,2','1,3'). A single value is given to every key column, as
+//     DreamFactory does.
+//   - An unknown relation in related is a 400 (DreamFactory ignores it).
+//   - A role's row filter that cannot be applied (unknown field or
+//     operator) refuses the request with 403 instead of showing all rows.
+//   - A read that meets a table or column dropped behind the cached schema
+//     is retried once on the schema read anew; a write answers 409 and the
+//     next request sees the new schema. A table created behind the cache is
+//     found on the next request for it (the schema is re-read at most once
+//     a second for unknown tables).
 //
 // # Safety
 //
@@ -53,10 +85,16 @@
 //
 // # Values
 //
-// Responses are streamed with dialects/rowjson, which gives every engine the
-// same JSON for the same data: lowercased field names in column order,
-// numbers as numbers, booleans as booleans, NULL as null, and dates and
-// times in one format.
+// Responses are streamed with dialects/rowjson (flushed every 32 KiB), which
+// gives every engine the same JSON for the same data: lowercased field names
+// in column order, integers and decimals as exact JSON numbers (decimals
+// with their declared scale, 12.50), floats as the shortest exact text,
+// booleans as true/false (MySQL TINYINT(1) too), NULL as null, DATE
+// "2006-01-02", TIME "15:04:05", DATETIME and TIMESTAMP "2006-01-02
+// 15:04:05" in UTC (fractions only when present), JSON columns as JSON,
+// binary as base64. Input values are checked against the column's type and
+// written in the same forms (a date-time with a zone is converted to UTC),
+// so what is read back is what every engine stores.
 //
 // sqldb imports the leaves (apierr, caller), service, store and the
 // dialects packages; it must not import other backends or the proxy root.

@@ -42,7 +42,7 @@ func newDirectOn(t testing.TB, cfg dialects.Config) *direct {
 	return &direct{b: b, svc: svc}
 }
 
-func (d *direct) call(t *testing.T, g *caller.Grant, method, target string, body any) (int, string) {
+func (d *direct) call(t testing.TB, g *caller.Grant, method, target string, body any) (int, string) {
 	t.Helper()
 	var rd *bytes.Reader
 	if body != nil {
