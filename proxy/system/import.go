@@ -126,7 +126,7 @@ func prefixed(err error, prefix string) error {
 
 // describe names a record of a package for messages.
 func describe(f fields) string {
-	for _, k := range []string{"name", "email", "path"} {
+	for _, k := range []string{"email", "name", "path"} {
 		if s := f.stringOr(k); s != "" {
 			return s
 		}
