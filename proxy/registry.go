@@ -196,8 +196,14 @@ func (s *Server) Type(name string) (service.Type, bool) {
 	return t, ok
 }
 
-// Snapshot returns the configuration in force.
-func (s *Server) Snapshot() *store.Snapshot { return s.state.Load().snap }
+// Snapshot returns the configuration in force, or nil while the first one
+// is being loaded (backends built by that load may ask).
+func (s *Server) Snapshot() *store.Snapshot {
+	if st := s.state.Load(); st != nil {
+		return st.snap
+	}
+	return nil
+}
 
 // Backend returns the live backend of a service.
 func (s *Server) Backend(name string) (service.Backend, bool) {
