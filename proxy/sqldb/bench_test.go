@@ -65,3 +65,19 @@ func BenchmarkGetPage1000(b *testing.B) {
 func BenchmarkGetPage25Filtered(b *testing.B) {
 	benchGET(b, benchService(b), "_table/item?limit=25&filter=qty+%3E+300+and+active+%3D+true&order=price+desc")
 }
+
+func BenchmarkCreate100(b *testing.B) {
+	d := benchService(b)
+	recs := make([]any, 100)
+	for i := range recs {
+		recs[i] = rec("name", fmt.Sprintf("new %d", i), "price", "12.50", "qty", i, "active", true, "created", "2024-01-02 03:04:05")
+	}
+	body := res()
+	body["resource"] = recs
+	b.ReportAllocs()
+	for b.Loop() {
+		if status, out := d.call(b, nil, "POST", "_table/item", body); status != 200 {
+			b.Fatalf("%d %s", status, out)
+		}
+	}
+}

@@ -414,7 +414,7 @@ func (q *tableReq) getByID(ctx context.Context, w http.ResponseWriter, id string
 	if err != nil {
 		return err
 	}
-	obj, ok := recs[keyOf(key...)]
+	obj, ok := findRecord(recs, key)
 	if !ok {
 		return apierr.NotFound("Record with identifier '%s' not found.", id)
 	}
@@ -462,7 +462,7 @@ func (q *tableReq) getByKeys(ctx context.Context, w http.ResponseWriter) error {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		obj, ok := recs[keyOf(k...)]
+		obj, ok := findRecord(recs, k)
 		if !ok {
 			msg := "Record with identifier '" + texts[i] + "' not found."
 			errs = append(errs, apierr.BatchItem{Index: i, Message: msg})
@@ -573,4 +573,20 @@ func (q *tableReq) nullsLikeOthers(items []filter.OrderItem, table *dialects.Tab
 		}
 	}
 	return items
+}
+
+// findRecord finds the record read for key: by its exact key text, else
+// ignoring case, for keys the database matched without regard to case (a
+// UUID written in capitals, MySQL's case-insensitive collations).
+func findRecord(recs map[string][]byte, key []any) ([]byte, bool) {
+	k := keyOf(key...)
+	if r, ok := recs[k]; ok {
+		return r, true
+	}
+	for got, r := range recs {
+		if strings.EqualFold(got, k) {
+			return r, true
+		}
+	}
+	return nil, false
 }

@@ -186,7 +186,7 @@ func (q *tableReq) writeKeys(ctx context.Context, w http.ResponseWriter, res *ba
 		case deleted && res.before[i] != nil:
 			buf = append(buf, res.before[i]...)
 		case recs != nil:
-			if r, ok := recs[keyOf(k...)]; ok {
+			if r, ok := findRecord(recs, k); ok {
 				buf = append(buf, r...)
 			} else {
 				buf = append(buf, keyJSON(cols, k)...)
@@ -646,7 +646,7 @@ func (q *tableReq) updateByID(ctx context.Context, w http.ResponseWriter, id str
 	if err != nil {
 		return err
 	}
-	obj, ok := recs[keyOf(key...)]
+	obj, ok := findRecord(recs, key)
 	if !ok {
 		return apierr.NotFound("Record with identifier '%s' not found.", id)
 	}
@@ -662,7 +662,7 @@ func (q *tableReq) deleteOne(ctx context.Context, tx bun.IDB, cols []*dialects.C
 		if err != nil {
 			return nil, nil, err
 		}
-		before = recs[keyOf(key...)]
+		before, _ = findRecord(recs, key)
 	}
 	cond, cargs := q.keyCond(cols, [][]any{key})
 	args := append([]any{bun.Ident(q.table.Name)}, cargs...)
