@@ -4,16 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -25,6 +28,14 @@ type Options struct {
 	// stage counts in. system/limit_cache reads and resets them, and a
 	// deleted limit's counters are cleared. Nil: limit_cache answers 501.
 	LimitStore *limiter.Store
+	// Mailer delivers administrators' password-reset codes instead of the
+	// e-mail services of the configuration (tests, embedders).
+	Mailer auth.Mailer
+	// Now is the clock of session tokens; nil means time.Now.
+	Now func() time.Time
+	// Throttle counts failed administrator logins; nil means the one
+	// shared by every auth service on the same store.
+	Throttle *auth.Throttle
 }
 
 // Type is the `system` service type.
@@ -70,7 +81,35 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	if log == nil {
 		log = slog.Default()
 	}
+	aopts := auth.Options{
+		Logger:   log,
+		Now:      t.opts.Now,
+		Throttle: t.opts.Throttle,
+		Mailer:   t.opts.Mailer,
+		Snapshot: deps.Registry.Snapshot,
+	}
+	if aopts.Mailer == nil {
+		aopts.Mailer = registryMailer{reg: deps.Registry}
+	}
+	if snap := deps.Registry.Snapshot(); snap != nil {
+		for _, s := range snap.Services {
+			if s.Type == "user" {
+				var cfg struct {
+					ID *int64 `json:"password_email_service_id"`
+				}
+				if json.Unmarshal(s.ConfigJSON(), &cfg) == nil {
+					aopts.PasswordEmailServiceID = cfg.ID
+				}
+				break
+			}
+		}
+	}
+	a, err := auth.New(deps.Store, aopts)
+	if err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
 	b := &Backend{
+		auth:   a,
 		svc:    svc,
 		deps:   deps,
 		st:     deps.Store,
@@ -85,6 +124,7 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 
 // Backend serves /api/v2/system/.
 type Backend struct {
+	auth *auth.Service
 	svc  *store.Service
 	deps service.Deps
 	st   *store.Store
@@ -301,7 +341,72 @@ func (b *Backend) adminSub(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 }
 
-// serveAdminSelf is replaced once the identity service is wired in.
+// serveAdminSelf serves the administrator's own resources through
+// proxy/auth. session (sign-in, session info, refresh, logout) and the
+// POST of password (reset request and reset, or a change with a session)
+// need no administrator, as in DreamFactory; profile and the other verbs
+// of password do.
 func (b *Backend) serveAdminSelf(w http.ResponseWriter, r *http.Request, what string) error {
-	return apierr.NotImplemented("system/admin/%s is not available in this build.", what)
+	switch what {
+	case "session":
+		return b.auth.Session(true)(w, r)
+	case "password":
+		if r.Method != http.MethodPost {
+			if err := requireAdmin(r); err != nil {
+				return err
+			}
+		}
+		return b.auth.Password(true)(w, r)
+	}
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
+	return b.auth.Profile(true)(w, r)
+}
+
+// registryMailer sends through the e-mail service named by id (0: the
+// service named "email") when its backend implements auth.Mailer.
+type registryMailer struct {
+	reg service.Registry
+}
+
+func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
+	snap := m.reg.Snapshot()
+	if snap == nil {
+		return nil, 0, false
+	}
+	var svc *store.Service
+	if serviceID == 0 {
+		svc = snap.Service("email")
+	} else {
+		svc = snap.ServiceByID(serviceID)
+	}
+	if svc == nil || !svc.IsActive {
+		return nil, 0, false
+	}
+	be, ok := m.reg.Backend(svc.Name)
+	if !ok {
+		return nil, 0, false
+	}
+	ml, ok := be.(auth.Mailer)
+	return ml, svc.ID, ok
+}
+
+// CanSend implements auth.MailerAvailability.
+func (m registryMailer) CanSend(serviceID int64) bool {
+	_, _, ok := m.mailer(serviceID)
+	return ok
+}
+
+// SendMail implements auth.Mailer.
+func (m registryMailer) SendMail(ctx context.Context, msg auth.Mail) error {
+	ml, id, ok := m.mailer(msg.ServiceID)
+	if !ok {
+		return auth.ErrNoMailer
+	}
+	msg.ServiceID = id
+	if err := ml.SendMail(ctx, msg); err != nil {
+		return fmt.Errorf("system: send mail: %w", err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package system
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,6 +111,10 @@ func (b *Backend) userTable(name string, admin, scoped bool) *table[store.User] 
 		if admin {
 			t.beforeDelete = b.beforeDeleteAdmin
 		}
+		t.afterDelete = func(w *writer, u *store.User) error {
+			w.revokeAfter(u.ID)
+			return nil
+		}
 	}
 	return t
 }
@@ -134,10 +139,10 @@ func (b *Backend) validateUser(c *check, u, old *store.User, p *problems, admin 
 		changedPassword := u.Password != old.Password
 		deactivated := old.IsActive && !u.IsActive
 		if changedPassword || deactivated {
-			// Sessions issued before now stop working (identity checks
-			// tokens_valid_after).
+			// Sessions issued before now stop working, on every instance.
 			t := w.now
 			u.TokensValidAfter = &t
+			w.revokeAfter(u.ID)
 		}
 		if admin && deactivated {
 			n, err := w.tx.NewSelect().Model((*store.User)(nil)).
@@ -161,6 +166,17 @@ func (b *Backend) validateUser(c *check, u, old *store.User, p *problems, admin 
 		return conflict("A user with the e-mail address '%s' already exists.", u.Email)
 	}
 	return nil
+}
+
+// revokeAfter ends the user's sessions once the transaction commits (the
+// rows cascade with a deleted user, but verified tokens are cached).
+func (w *writer) revokeAfter(userID int64) {
+	b := w.b
+	w.after = append(w.after, func(ctx context.Context) {
+		if err := b.auth.RevokeUser(ctx, userID); err != nil {
+			b.log.Warn("revoking a user's sessions failed", "user_id", userID, "error", err)
+		}
+	})
 }
 
 // beforeDeleteAdmin keeps at least one active administrator.
