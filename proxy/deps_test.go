@@ -46,7 +46,13 @@ func allowed(pkg string) (rules []string, ok bool) {
 		// A backend: the leaves, service, store, the engines, and its own
 		// subpackages.
 		own := strings.SplitN(strings.TrimPrefix(pkg, "proxy/"), "/", 2)[0]
-		return append([]string{"proxy/" + own + "/..."}, serviceTier...), true
+		r := append([]string{"proxy/" + own + "/..."}, serviceTier...)
+		if own == "system" {
+			// system/limit_cache serves the limiter's counters and system/limit
+			// validates records with it.
+			r = append(r, "limiter/...")
+		}
+		return r, true
 	}
 	return nil, false
 }
