@@ -36,7 +36,7 @@ func populate(t *testing.T, e *env) {
 	app := e.createID("app", map[string]any{"name": "crm_web", "label": "CRM Web", "role_id": role, "type": 2, "url": "https://crm.example.com",
 		"lookup_by_app_id": []any{map[string]any{"name": "theme", "value": "dark"}}})
 	user := e.createID("user", map[string]any{"email": "seller@example.com", "name": "Seller", "password": "seller-pass",
-		"default_app_id": app,
+		"default_app_id":                 app,
 		"user_to_app_to_role_by_user_id": []any{map[string]any{"app_id": app, "role_id": role}},
 		"lookup_by_user_id":              []any{map[string]any{"name": "quota", "value": "10"}}})
 	e.createID("limit", map[string]any{"name": "seller hourly", "type": "instance.user.service", "user_id": user, "service_id": svc, "rate": 100, "period": "hour"})
