@@ -161,3 +161,56 @@ func NewConstraintError(err error, kind ConstraintKind, table, constraint, colum
 	e.Message = b.String()
 	return e
 }
+
+// ErrInvalidValue is wrapped by the *[ValueError]s [Dialect.ClassifyError]
+// returns when the database rejected a value for its column's type: text
+// that is not a number or date, a number out of range, a string too long,
+// invalid JSON. Callers answer 400.
+var ErrInvalidValue = errors.New("invalid value")
+
+// ValueError is a value the database refused for its column's type. Its
+// Error method returns Message, which is safe to show to an API client.
+type ValueError struct {
+	// Column is the column concerned, when the engine says.
+	Column string
+	// Message is safe to show to an API client.
+	Message string
+	// Err is the driver's error.
+	Err error
+}
+
+// Error returns the safe message.
+func (e *ValueError) Error() string { return e.Message }
+
+// Unwrap returns the driver's error.
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrInvalidValue].
+func (e *ValueError) Is(target error) bool { return target == ErrInvalidValue }
+
+// The reasons a value is refused, for [NewValueError].
+const (
+	ValueBadFormat  = "format"
+	ValueOutOfRange = "range"
+	ValueTooLong    = "length"
+)
+
+// NewValueError builds a ValueError with the standard message for reason
+// (ValueBadFormat, ValueOutOfRange or ValueTooLong) and column (may be
+// empty).
+func NewValueError(err error, reason, column string) *ValueError {
+	field := "a field"
+	if column != "" {
+		field = "field " + quoteName(column)
+	}
+	var msg string
+	switch reason {
+	case ValueOutOfRange:
+		msg = "a value is out of range for " + field
+	case ValueTooLong:
+		msg = "a value is too long for " + field
+	default:
+		msg = "a value does not fit the type of " + field
+	}
+	return &ValueError{Column: column, Message: msg, Err: err}
+}

@@ -19,6 +19,8 @@ var (
 	fkParts = regexp.MustCompile("\\(`(?:[^`]|``)+`\\.`((?:[^`]|``)+)`, CONSTRAINT `((?:[^`]|``)+)` FOREIGN KEY \\(`((?:[^`]|``)+)`.*?\\) REFERENCES `((?:[^`]|``)+)`")
 	// quotedName reads the first 'name' or `name` of a message.
 	quotedName = regexp.MustCompile("['`]((?:[^'`])+)['`]")
+	// forColumn reads the column of a value error.
+	forColumn = regexp.MustCompile("(?i)for column [`']?((?:[^`']|'')+?)[`']?(?: at row \\d+)?$")
 )
 
 // ClassifyError turns a driver error into a [dialects.ConstraintError] for
@@ -27,7 +29,10 @@ var (
 // (null in a NOT NULL column), 3819 and 4025 (check), and wraps
 // [dialects.ErrUnavailable] around 1040 (too many connections), 1053
 // (shutdown), 1927 (connection killed), 2002/2003/2006/2013, the driver's invalid-connection error
-// and network errors. Other errors are returned unchanged, nil stays nil.
+// and network errors. 1366/1292/1265/1367/3140 (a value that does not fit
+// the type), 1264 (out of range) and 1406 (too long) give a
+// [dialects.ValueError]. Other errors are returned unchanged, nil stays
+// nil.
 func (Dialect) ClassifyError(err error) error {
 	if err == nil {
 		return nil
@@ -81,10 +86,24 @@ func (Dialect) ClassifyError(err error) error {
 			name = m[1]
 		}
 		return dialects.NewConstraintError(err, dialects.ConstraintCheck, "", name, "", "", false)
+	case 1406:
+		return dialects.NewValueError(err, dialects.ValueTooLong, columnOf(msg))
+	case 1264:
+		return dialects.NewValueError(err, dialects.ValueOutOfRange, columnOf(msg))
+	case 1366, 1292, 1265, 1367, 3140:
+		return dialects.NewValueError(err, dialects.ValueBadFormat, columnOf(msg))
 	case 1040, 1053, 1927, 2002, 2003, 2006, 2013:
 		return dialects.Unavailable(err)
 	}
 	return err
+}
+
+// columnOf reads "… for column 'c' …" in a value error.
+func columnOf(msg string) string {
+	if m := forColumn.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func unq(s string) string { return strings.ReplaceAll(s, "``", "`") }

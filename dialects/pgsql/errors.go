@@ -23,7 +23,9 @@ var (
 // 23503 (foreign key), 23502 (not null) and 23514 (check), and wraps
 // [dialects.ErrUnavailable] around connection failures: class 08, 57P01-3
 // (shutdown, cannot connect now), 53300 (too many connections), and
-// network errors. Other errors are returned unchanged, nil stays nil.
+// network errors. Class 22 (data exceptions: bad text for a type, out of
+// range, too long) gives a [dialects.ValueError]. Other errors are
+// returned unchanged, nil stays nil.
 func (Dialect) ClassifyError(err error) error {
 	if err == nil {
 		return nil
@@ -71,6 +73,13 @@ func (Dialect) ClassifyError(err error) error {
 		return dialects.NewConstraintError(err, dialects.ConstraintCheck, pe.TableName, pe.ConstraintName, column, "", false)
 	case "57P01", "57P02", "57P03", "53300":
 		return dialects.Unavailable(err)
+	case "22001":
+		return dialects.NewValueError(err, dialects.ValueTooLong, pe.ColumnName)
+	case "22003", "22008":
+		return dialects.NewValueError(err, dialects.ValueOutOfRange, pe.ColumnName)
+	}
+	if strings.HasPrefix(pe.Code, "22") {
+		return dialects.NewValueError(err, dialects.ValueBadFormat, pe.ColumnName)
 	}
 	if strings.HasPrefix(pe.Code, "08") {
 		return dialects.Unavailable(err)

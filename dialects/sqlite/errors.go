@@ -22,7 +22,9 @@ var (
 // ClassifyError turns a driver error into a [dialects.ConstraintError] for
 // SQLITE_CONSTRAINT_UNIQUE, PRIMARYKEY, FOREIGNKEY, NOTNULL and CHECK, and
 // wraps [dialects.ErrUnavailable] around SQLITE_BUSY, SQLITE_LOCKED,
-// SQLITE_CANTOPEN, SQLITE_IOERR and connection failures. Other errors are
+// SQLITE_CANTOPEN, SQLITE_IOERR and connection failures. A value of the
+// wrong type for a STRICT table or a rowid, or one too big, gives a
+// [dialects.ValueError]. Other errors are
 // returned unchanged, nil stays nil. SQLite does not say which side of a
 // foreign key failed.
 func (Dialect) ClassifyError(err error) error {
@@ -72,6 +74,12 @@ func (Dialect) ClassifyError(err error) error {
 			name = m[1]
 		}
 		return dialects.NewConstraintError(err, dialects.ConstraintCheck, "", name, "", "", false)
+	}
+	switch code {
+	case sqlite3.SQLITE_CONSTRAINT_DATATYPE, sqlite3.SQLITE_MISMATCH:
+		return dialects.NewValueError(err, dialects.ValueBadFormat, column)
+	case sqlite3.SQLITE_TOOBIG:
+		return dialects.NewValueError(err, dialects.ValueTooLong, "")
 	}
 	switch code & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
