@@ -1,0 +1,281 @@
+package rbac
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/portcullis-dev/portcullis/policy"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+)
+
+// Messages of the stage that the policy engine does not write.
+const (
+	// MsgNoCaller answers a request that reached the stage without a caller
+	// identity (no API key stage ran, or it let the request through).
+	MsgNoCaller = "Unauthorized. No API key or session token identified the caller."
+	// MsgNoTarget answers a request that reached the stage without a target
+	// service (a stack built without the router and without Options.Target).
+	MsgNoTarget = "Access check failed: the request names no service."
+	// MsgCheckFailed answers a request whose check failed inside the engine.
+	MsgCheckFailed = "Access check failed."
+)
+
+// TypeSystem, TypeUser and TypeAPIDocs are the service types the stage
+// treats specially (see the package documentation).
+const (
+	TypeSystem  = "system"
+	TypeUser    = "user"
+	TypeAPIDocs = "swagger"
+)
+
+// Options configures the stage.
+type Options struct {
+	// Policy returns the Authorizer in force; required. It is called once
+	// per request that needs a role check and must be cheap (the proxy
+	// root returns the Authorizer of its current configuration). A nil
+	// Authorizer refuses every such request, as if no role existed.
+	Policy func() *policy.Authorizer
+	// Lookups returns the named lookups that apply to a caller, already
+	// merged with DreamFactory's precedence (global, app, role, user); the
+	// built-ins ({user.id}, {role.id}, {app.id}, …) are added by the stage
+	// and win. It is called only for a grant whose row filters hold a
+	// lookup. Nil means no named lookups. Private lookups must be left out:
+	// DreamFactory substitutes them only in service configuration and
+	// scripts (SnapshotLookups does so).
+	Lookups func(id *caller.Identity) map[string]string
+	// Exception reports the requests that need no role; nil means
+	// AccessException.
+	Exception func(t *service.Target) bool
+	// Target returns the target of a request whose context carries none,
+	// for stacks without the proxy router (see FixedService). Nil: such a
+	// request is refused with 500.
+	Target func(r *http.Request) *service.Target
+	// Logger receives engine failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// New returns the stage.
+func New(opts Options) (func(http.Handler) http.Handler, error) {
+	if opts.Policy == nil {
+		return nil, errors.New("rbac: Policy is required")
+	}
+	s := &stage{opts: opts, log: opts.Logger, exception: opts.Exception}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.exception == nil {
+		s.exception = AccessException
+	}
+	return s.wrap, nil
+}
+
+type stage struct {
+	opts      Options
+	log       *slog.Logger
+	exception func(t *service.Target) bool
+}
+
+func (s *stage) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		t := service.TargetFrom(ctx)
+		if t == nil && s.opts.Target != nil {
+			if t = s.opts.Target(r); t != nil {
+				ctx = service.WithTarget(ctx, t)
+			}
+		}
+		if t == nil || t.Service == nil {
+			apierr.Write(w, apierr.InternalMsg(MsgNoTarget))
+			return
+		}
+		id := caller.IdentityFrom(ctx)
+		if (id != nil && id.Admin) || s.exception(t) {
+			// Unrestricted: no grant, and nothing an enclosing call left
+			// in the context (an event script's inner call) carries over.
+			if uctx := unrestricted(ctx); uctx != r.Context() {
+				r = r.WithContext(uctx)
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if id == nil {
+			apierr.Write(w, apierr.Unauthorized(MsgNoCaller))
+			return
+		}
+		g, err := s.check(ctx, id, t)
+		if err != nil {
+			apierr.Write(w, err)
+			return
+		}
+		if g != nil || caller.GrantFrom(ctx) != nil {
+			ctx = caller.WithGrant(ctx, g)
+		}
+		if !caller.RoleGranted(ctx) {
+			ctx = caller.WithRoleGranted(ctx, true)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// unrestricted returns ctx without a grant and without the role-granted
+// mark; it allocates only when ctx carries either.
+func unrestricted(ctx context.Context) context.Context {
+	if caller.GrantFrom(ctx) != nil {
+		ctx = caller.WithGrant(ctx, nil)
+	}
+	if caller.RoleGranted(ctx) {
+		ctx = caller.WithRoleGranted(ctx, false)
+	}
+	return ctx
+}
+
+// check decides a call under the caller's role and returns its grant with
+// lookups filled in, or the refusal.
+func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Target) (*caller.Grant, error) {
+	a := s.opts.Policy()
+	if a == nil || id.RoleID == 0 {
+		return nil, apierr.Forbidden(policy.MsgRoleNotFound)
+	}
+	svc := t.Service.Name
+	d := a.Authorize(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+	switch d.Reason {
+	case policy.ReasonAllowed:
+	case policy.ReasonDenied:
+		if fallback(a, id, t) {
+			return nil, nil
+		}
+		return nil, apierr.Forbidden("%s", d.Message)
+	case policy.ReasonError:
+		s.log.ErrorContext(ctx, "access check failed", "role_id", id.RoleID, "service", svc,
+			"component", t.Resource, "verb", t.Verb, "error", d.Err)
+		return nil, apierr.InternalMsg(MsgCheckFailed).WithCause(d.Err)
+	default: // no role, inactive role
+		return nil, apierr.Forbidden("%s", d.Message)
+	}
+	// The system service's records (API keys, service credentials, users)
+	// are reached only through entries that name it.
+	if t.Service.Type == TypeSystem && d.Class == policy.ClassAllServices {
+		return nil, apierr.Forbidden("%s System resources are granted only by role entries for the '%s' service, never by an entry for all services.",
+			denyMessage(t.Verb, svc, t.Resource), svc)
+	}
+	// An API document only of a service the role reaches.
+	if t.Service.Type == TypeAPIDocs && t.Resource != "" {
+		doc, _, _ := strings.Cut(t.Resource, "/")
+		if !reachesAny(a, id, doc) {
+			return nil, apierr.Forbidden("%s The role grants no access to service '%s'.",
+				denyMessage(t.Verb, svc, t.Resource), doc)
+		}
+	}
+	g := d.Grant
+	if g == nil || !hasLookup(g) {
+		return g, nil
+	}
+	var named map[string]string
+	if s.opts.Lookups != nil {
+		named = withoutBuiltins(s.opts.Lookups(id))
+	}
+	g, err := policy.SubstituteLookups(g, policy.IdentityLookups(id, named))
+	if err != nil {
+		return nil, apierr.Forbidden("Access Forbidden. The role's record filter for %s access to %s cannot be applied to this caller: %s.",
+			strings.ToUpper(t.Verb), what(svc, t.Resource), lookupProblem(err)).WithCause(err)
+	}
+	return g, nil
+}
+
+// fallback reports the refused calls DreamFactory still lets through: GET
+// of a service's _schema list by a role that may GET any of its components,
+// and GET of a service's _spec document by a role that reaches the service
+// with any verb. Neither carries a grant.
+func fallback(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
+	if t.Verb != http.MethodGet {
+		return false
+	}
+	switch policy.NormalizeComponent(t.Resource) {
+	case "_schema":
+		return a.ServiceReachable(id.RoleID, t.Service.Name, http.MethodGet, id.Requestor)
+	case "_spec":
+		return reachesAny(a, id, t.Service.Name)
+	}
+	return false
+}
+
+// docVerbs are the verbs for which a role "reaches" a service.
+var docVerbs = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// reachesAny reports whether the role grants any verb on any component of
+// service.
+func reachesAny(a *policy.Authorizer, id *caller.Identity, service string) bool {
+	for _, v := range docVerbs {
+		if a.ServiceReachable(id.RoleID, service, v, id.Requestor) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLookup reports whether a filter value of g holds a lookup token.
+func hasLookup(g *caller.Grant) bool {
+	for i := range g.Filters {
+		if strings.IndexByte(g.Filters[i].Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinPrefixes are the namespaces of DreamFactory's built-in lookups.
+var builtinPrefixes = []string{"user.", "role.", "app.", "session.", "df."}
+
+// withoutBuiltins drops named lookups in a built-in namespace, so that a
+// lookup record called "user.id" never stands in for the user a call made
+// with an API key alone does not have. It copies only when it drops one.
+func withoutBuiltins(named map[string]string) map[string]string {
+	var out map[string]string
+	for k := range named {
+		for _, p := range builtinPrefixes {
+			if strings.HasPrefix(k, p) {
+				if out == nil {
+					out = make(map[string]string, len(named))
+					for k2, v2 := range named {
+						out[k2] = v2
+					}
+				}
+				delete(out, k)
+				break
+			}
+		}
+	}
+	if out == nil {
+		return named
+	}
+	return out
+}
+
+// lookupProblem words a substitution error for the client: which filter
+// and which lookup, without the engine's prefix.
+func lookupProblem(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "policy: ")
+	if errors.Is(err, policy.ErrUnknownLookup) && strings.Contains(msg, "{user.") {
+		msg += " ({user.*} lookups need a signed-in user)"
+	}
+	return msg
+}
+
+// what names component of service as the messages do.
+func what(service, comp string) string {
+	if comp = policy.NormalizeComponent(comp); comp != "" {
+		return "component '" + comp + "' of service '" + service + "'"
+	}
+	return "service '" + service + "'"
+}
+
+// denyMessage is the policy engine's refusal for verb on component of
+// service, for refusals the stage adds.
+func denyMessage(verb, service, comp string) string {
+	return "Access Forbidden. " + strings.ToUpper(verb) + " access to " + what(service, comp) + " is not allowed by this user's role."
+}
