@@ -264,18 +264,20 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		if err := q.loadRelations(ctx, q.db, rels, page.rows, qu.sel); err != nil {
 			return err
 		}
-		buf := make([]byte, 0, flushSize)
-		buf = append(buf, `{"resource":[`...)
+		cw := &chunkWriter{w: w, buf: make([]byte, 0, flushSize+4096)}
+		cw.buf = append(cw.buf, `{"resource":[`...)
 		for i, pr := range page.rows {
 			if i > 0 {
-				buf = append(buf, ',')
+				cw.buf = append(cw.buf, ',')
 			}
-			buf = appendWithRelations(buf, pr, rels)
+			cw.buf = appendWithRelations(cw.buf, pr, rels)
+			pr.obj, pr.rels = nil, nil // written: let it go
+			cw.maybeFlush()
 		}
-		buf = append(buf, ']')
-		buf = append(buf, meta(page.seen)...)
-		buf = append(buf, "}\n"...)
-		return writeRaw(w, buf)
+		cw.buf = append(cw.buf, ']')
+		cw.buf = append(cw.buf, meta(page.seen)...)
+		cw.buf = append(cw.buf, "}\n"...)
+		return cw.finish()
 	}
 	return q.stream(w, rr, o.limit, meta)
 }
@@ -589,4 +591,35 @@ func findRecord(recs map[string][]byte, key []any) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// chunkWriter writes a response in pieces of about flushSize bytes; the
+// status and headers go out with the first piece.
+type chunkWriter struct {
+	w       http.ResponseWriter
+	buf     []byte
+	started bool
+}
+
+func (c *chunkWriter) maybeFlush() {
+	if len(c.buf) < flushSize {
+		return
+	}
+	if !c.started {
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(http.StatusOK)
+		c.started = true
+	}
+	c.w.Write(c.buf)
+	c.buf = c.buf[:0]
+}
+
+// finish writes what is left (the whole response, with its length, when
+// it never reached flushSize).
+func (c *chunkWriter) finish() error {
+	if !c.started {
+		return writeRaw(c.w, c.buf)
+	}
+	c.w.Write(c.buf)
+	return nil
 }
