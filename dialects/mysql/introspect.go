@@ -209,31 +209,50 @@ ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`)
 }
 
 func readForeignKeys(ctx context.Context, db bun.IDB, byName map[string]*dialects.Table) error {
-	rows, err := db.QueryContext(ctx, `SELECT k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME,
-	CASE WHEN k.REFERENCED_TABLE_SCHEMA = DATABASE() THEN k.REFERENCED_TABLE_NAME
-		ELSE CONCAT(k.REFERENCED_TABLE_SCHEMA, '.', k.REFERENCED_TABLE_NAME) END,
-	k.REFERENCED_COLUMN_NAME, r.UPDATE_RULE, r.DELETE_RULE
-FROM information_schema.KEY_COLUMN_USAGE AS k
-JOIN information_schema.REFERENTIAL_CONSTRAINTS AS r
-	ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.TABLE_NAME = k.TABLE_NAME AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME
-WHERE k.TABLE_SCHEMA = DATABASE() AND k.REFERENCED_TABLE_NAME IS NOT NULL
-ORDER BY k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION`)
+	// Two queries joined here: MariaDB evaluates a join of these two views
+	// row by row, thirty times slower.
+	type key struct{ table, name string }
+	rules := map[key][2]string{}
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
+FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()`)
+	if err != nil {
+		return fmt.Errorf("mysql: list foreign keys: %w", err)
+	}
+	for rows.Next() {
+		var table, name, onUpdate, onDelete string
+		if err := rows.Scan(&table, &name, &onUpdate, &onDelete); err != nil {
+			rows.Close()
+			return fmt.Errorf("mysql: list foreign keys: %w", err)
+		}
+		rules[key{table, name}] = [2]string{onUpdate, onDelete}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mysql: list foreign keys: %w", err)
+	}
+	rows, err = db.QueryContext(ctx, `SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME,
+	CASE WHEN REFERENCED_TABLE_SCHEMA = DATABASE() THEN REFERENCED_TABLE_NAME
+		ELSE CONCAT(REFERENCED_TABLE_SCHEMA, '.', REFERENCED_TABLE_NAME) END,
+	REFERENCED_COLUMN_NAME
+FROM information_schema.KEY_COLUMN_USAGE
+WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL
+ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`)
 	if err != nil {
 		return fmt.Errorf("mysql: list foreign keys: %w", err)
 	}
 	defer rows.Close()
-	type key struct{ table, name string }
 	var order []key
 	found := map[key]*dialects.ForeignKey{}
 	for rows.Next() {
-		var table, name, col, ref, refCol, onUpdate, onDelete string
-		if err := rows.Scan(&table, &name, &col, &ref, &refCol, &onUpdate, &onDelete); err != nil {
+		var table, name, col, ref, refCol string
+		if err := rows.Scan(&table, &name, &col, &ref, &refCol); err != nil {
 			return fmt.Errorf("mysql: list foreign keys: %w", err)
 		}
 		k := key{table, name}
 		fk := found[k]
 		if fk == nil {
-			fk = &dialects.ForeignKey{Name: name, RefTable: ref, OnUpdate: onUpdate, OnDelete: onDelete}
+			r := rules[k]
+			fk = &dialects.ForeignKey{Name: name, RefTable: ref, OnUpdate: r[0], OnDelete: r[1]}
 			found[k] = fk
 			order = append(order, k)
 		}

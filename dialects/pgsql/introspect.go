@@ -40,8 +40,9 @@ func (Dialect) Introspect(ctx context.Context, db bun.IDB) (*dialects.Schema, er
 }
 
 func readTables(ctx context.Context, db bun.IDB) ([]*dialects.Table, map[string]*dialects.Table, error) {
-	rows, err := db.QueryContext(ctx, `SELECT c.relname, c.relkind::text, COALESCE(obj_description(c.oid, 'pg_class'), '')
+	rows, err := db.QueryContext(ctx, `SELECT c.relname, c.relkind::text, COALESCE(ds.description, '')
 FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+LEFT JOIN pg_description AS ds ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
 WHERE `+relations+` ORDER BY c.relname`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgsql: list tables: %w", err)
@@ -66,11 +67,12 @@ WHERE `+relations+` ORDER BY c.relname`)
 
 func readColumns(ctx context.Context, db bun.IDB, byName map[string]*dialects.Table) error {
 	rows, err := db.QueryContext(ctx, `SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
-	pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attgenerated::text, COALESCE(col_description(c.oid, a.attnum), '')
+	CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, 0) END, a.attidentity::text, a.attgenerated::text, COALESCE(ds.description, '')
 FROM pg_attribute AS a
 JOIN pg_class AS c ON c.oid = a.attrelid
 JOIN pg_namespace AS n ON n.oid = c.relnamespace
 LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+LEFT JOIN pg_description AS ds ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = a.attnum
 WHERE `+relations+` AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY c.relname, a.attnum`)
 	if err != nil {
