@@ -43,8 +43,8 @@ type Config struct {
 }
 
 // ParseConfig reads and checks the config object of a service of kind,
-// reporting every problem at once. An empty or null config is valid only
-// for SQLite… and even then it needs a database: it is reported.
+// reporting every problem at once (an empty config lacks the database and
+// is refused). Keys it does not know are ignored.
 func ParseConfig(kind dialects.Kind, raw json.RawMessage) (Config, error) {
 	var c Config
 	var errs []error

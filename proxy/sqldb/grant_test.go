@@ -3,7 +3,6 @@ package sqldb_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -129,5 +128,3 @@ func TestGrantRowFilters(t *testing.T) {
 		checkStep(t, step{name: "role filter with unknown operator fails closed", status: 403}, status, body)
 	})
 }
-
-var _ = http.MethodGet

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -404,5 +403,3 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	_ = apierr.WriteJSON(w, http.StatusOK, v)
 	return nil
 }
-
-var _ = url.Values{}

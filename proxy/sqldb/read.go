@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"strconv"
 	"strings"
@@ -551,8 +550,6 @@ func columnNamesList(cols []*dialects.Column) []string {
 }
 
 func columnNames(cols []*dialects.Column) string { return strings.Join(columnNamesList(cols), ", ") }
-
-var _ = sql.ErrNoRows
 
 // nullsLikeOthers makes PostgreSQL order NULLs as SQLite and MySQL do
 // (before every value ascending, after them descending), so that the same

@@ -1,7 +1,6 @@
 package sqldb_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -426,5 +425,3 @@ func TestSuite(t *testing.T) {
 		}
 	}
 }
-
-var _ = bytes.NewReader
