@@ -178,6 +178,19 @@ func (s *Schema) Table(name string) *Table {
 	if s == nil {
 		return nil
 	}
+	if s.exact == nil { // not built by NewSchema
+		for _, t := range s.Tables {
+			if t.Name == name {
+				return t
+			}
+		}
+		for _, t := range s.Tables {
+			if strings.EqualFold(t.Name, name) {
+				return t
+			}
+		}
+		return nil
+	}
 	if t, ok := s.exact[name]; ok {
 		return t
 	}

@@ -161,3 +161,16 @@ func TestRelationsSelfReferenceAndClash(t *testing.T) {
 		t.Errorf("id: %+v", c)
 	}
 }
+
+func FuzzParseDefault(f *testing.F) {
+	for _, s := range []string{"'a''b'", "(-1)", "'x'::text", "NULL::int", "now()", "((", "'", `'\\'`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, raw string, backslash bool) {
+		v, expr := dialects.ParseDefault(raw, backslash)
+		if v == nil && expr {
+			t.Fatalf("nil expression for %q", raw)
+		}
+	})
+}

@@ -1,5 +1,9 @@
 // Package mysql is the MySQL and MariaDB dialect: go-sql-driver/mysql under
 // bun's mysqldialect, always with parseTime so dates scan as time.Time.
 //
-// It imports bun, the driver and the dialects root only.
+// Introspection reads information_schema for DATABASE(). MySQL commits
+// each DDL statement on its own, so every schema change is made as a
+// single statement, which InnoDB applies completely or not at all.
+//
+// It imports bun, the driver, the dialects root and dialects/internal only.
 package mysql

@@ -3,5 +3,9 @@
 // the query text itself, so prepared statements would only cost a round
 // trip).
 //
-// It imports bun, the driver and the dialects root only.
+// Introspection reads pg_catalog for the current schema; DDL runs in a
+// transaction (PostgreSQL's DDL is transactional). It needs PostgreSQL 12
+// or later.
+//
+// It imports bun, the driver, the dialects root and dialects/internal only.
 package pgsql

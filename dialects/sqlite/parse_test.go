@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,4 +67,40 @@ func TestParseCreate(t *testing.T) {
 	if _, err := parseCreate(`CREATE TABLE t (a 'unterminated)`); err == nil {
 		t.Error("unterminated quote accepted")
 	}
+}
+
+func FuzzParseCreate(f *testing.F) {
+	for _, s := range []string{
+		`CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT DEFAULT 'x,y' CHECK (b <> ')'))`,
+		`CREATE TABLE "q""t" ([a b] "odd, type", CONSTRAINT c UNIQUE (a)) WITHOUT ROWID`,
+		`CREATE TABLE t (a /* ( */ INT -- )
+		)`,
+		`CREATE TABLE t (a REFERENCES p ON DELETE SET NULL NOT DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TABLE t(`, `'`, `CREATE TABLE t (a DEFAULT`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		ct, err := parseCreate(sql)
+		if err != nil {
+			return
+		}
+		for _, it := range ct.items {
+			if !strings.Contains(sql, it.text) {
+				t.Fatalf("item %q is not part of the statement", it.text)
+			}
+			if it.column != "" {
+				_, clauses, err := columnClauses(sql, it)
+				if err != nil {
+					continue
+				}
+				for _, c := range clauses {
+					if !strings.Contains(it.text, c.text) {
+						t.Fatalf("clause %q is not part of item %q", c.text, it.text)
+					}
+				}
+			}
+			it.mentions("a")
+		}
+	})
 }
