@@ -58,7 +58,7 @@ type column struct {
 	codec codec
 	scale int // declared scale of a SQLite decimal column, or -1
 	emit  bool
-	bin   bool // SQLite: bytes are a BLOB, written as base64
+	bin   bool // SQLite: bytes are always a BLOB, written as base64
 }
 
 // cell receives one value from database/sql without a copy: as a Scanner
@@ -380,6 +380,9 @@ func (r *Rows) appendValue(dst []byte, c *column, v any) []byte {
 		}
 		return AppendString(dst, v)
 	case []byte:
+		if c.bin { // a SQLite BLOB, whatever the column's declared type
+			return appendBase64(dst, v)
+		}
 		switch c.codec {
 		case cBinary:
 			return appendBase64(dst, v)
@@ -394,10 +397,6 @@ func (r *Rows) appendValue(dst []byte, c *column, v any) []byte {
 		case cBits:
 			if len(v) <= 8 {
 				return strconv.AppendUint(dst, bitsValue(v), 10)
-			}
-		case cAuto:
-			if c.bin {
-				return appendBase64(dst, v)
 			}
 		}
 		return appendBytesString(dst, v)
@@ -457,6 +456,9 @@ func (r *Rows) goValue(c *column, v any) any {
 		}
 		return v
 	case []byte:
+		if c.bin {
+			return base64.StdEncoding.EncodeToString(v)
+		}
 		switch c.codec {
 		case cBinary:
 			return base64.StdEncoding.EncodeToString(v)
@@ -471,10 +473,6 @@ func (r *Rows) goValue(c *column, v any) any {
 		case cBits:
 			if len(v) <= 8 {
 				return bitsValue(v)
-			}
-		case cAuto:
-			if c.bin {
-				return base64.StdEncoding.EncodeToString(v)
 			}
 		}
 		return strings.ToValidUTF8(string(v), "\uFFFD")
