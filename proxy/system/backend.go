@@ -273,10 +273,14 @@ func (b *Backend) open(h handler) httprouter.Handle {
 	}
 }
 
-// requireAdmin refuses callers that are not signed-in administrators.
+// requireAdmin refuses callers that are neither signed-in administrators
+// nor allowed by their role: the RBAC stage marks calls a role entry for
+// this service granted (caller.RoleGranted), as DreamFactory lets roles
+// delegate system components such as user/* to users who are not
+// administrators.
 func requireAdmin(r *http.Request) error {
 	id := caller.IdentityFrom(r.Context())
-	if id != nil && id.Admin {
+	if id != nil && id.Admin || caller.RoleGranted(r.Context()) {
 		return nil
 	}
 	return apierr.Forbidden("Access Forbidden. Admin endpoint used by non-admin: only system administrators may use this resource.")

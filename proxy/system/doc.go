@@ -47,10 +47,14 @@
 //
 // # Access
 //
-// Only administrators (caller.Identity.Admin) reach system resources; the
-// exceptions are GET environment, admin/session and the POST of
-// admin/password (the reset request), as in DreamFactory. Everyone else
-// gets 403.
+// Administrators (caller.Identity.Admin) reach every system resource, and
+// so do calls the RBAC stage allowed through the caller's role
+// (caller.RoleGranted): as in DreamFactory, a role entry for the system
+// service may delegate components such as user/* to users who are not
+// administrators (handlers/rbac never lets an entry for all services reach
+// this service). The exceptions are GET environment, admin/session and the
+// POST of admin/password (the reset request), as in DreamFactory. Everyone
+// else gets 403.
 //
 // Package system imports the leaves, proxy/service, proxy/store,
 // proxy/sqldb/filter, proxy/auth and the limiter engine it serves

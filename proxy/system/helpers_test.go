@@ -272,6 +272,13 @@ func (e *env) do(method, path string, body any) *resp {
 
 func (e *env) doAs(id *caller.Identity, method, path string, body any) *resp {
 	e.t.Helper()
+	return e.doCtx(id, false, method, path, body)
+}
+
+// doCtx is doAs with the RBAC stage's mark of a call granted by the
+// caller's role.
+func (e *env) doCtx(id *caller.Identity, granted bool, method, path string, body any) *resp {
+	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -295,6 +302,9 @@ func (e *env) doAs(id *caller.Identity, method, path string, body any) *resp {
 	ctx := service.WithTarget(req.Context(), &service.Target{Service: e.sys, Resource: strings.Trim(u.Path[len("/api/v2/system/"):], "/"), Verb: method})
 	if id != nil {
 		ctx = caller.WithIdentity(ctx, id)
+	}
+	if granted {
+		ctx = caller.WithRoleGranted(ctx, true)
 	}
 	rec := httptest.NewRecorder()
 	e.b.ServeHTTP(rec, req.WithContext(ctx))

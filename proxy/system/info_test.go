@@ -38,6 +38,12 @@ func TestAccessControl(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a call granted by the caller's role is admitted", func(t *testing.T) {
+		r := e.doCtx(user, true, http.MethodGet, "role", nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+	})
 	t.Run("admins get 404 and 405 for what does not exist", func(t *testing.T) {
 		e.must(http.StatusNotFound, http.MethodGet, "nope", nil)
 		e.must(http.StatusMethodNotAllowed, http.MethodPost, "environment", nil)
