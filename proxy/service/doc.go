@@ -4,5 +4,6 @@
 // and the [Target] in a request's context says which service, resource and
 // verb a request is for.
 //
-// service imports apierr, caller and store only.
+// service imports apierr, caller and store only, and kin-openapi for the
+// documents of [Documenter].
 package service

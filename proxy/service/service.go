@@ -104,6 +104,9 @@ type Deps struct {
 	// UpstreamAllow restricts the addresses remote backends may reach
 	// (CIDRs and host names); empty allows all.
 	UpstreamAllow []string
+	// Access answers role-based access questions for API documents; nil
+	// in a stack without roles, where every caller reaches everything.
+	Access AccessChecker
 }
 
 // Target is what a request is for.
