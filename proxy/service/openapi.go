@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-
-	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // Documenter is implemented by backends that describe their API as an
@@ -89,25 +87,15 @@ func SharedComponent(name string) bool {
 	return false
 }
 
-// NewDocument starts the document of svc: OpenAPI 3.0.3, info from the
-// service record (title, description, version is Portcullis's), an empty
-// paths object, security by API key (optionally with a session token) and
-// the shared components.
-func NewDocument(svc *store.Service, version string) *openapi3.T {
-	title := svc.Label
-	if title == "" {
-		title = svc.Name
-	}
-	desc := svc.Description
-	if desc == "" {
-		desc = "Service '" + svc.Name + "' of type " + svc.Type + "."
-	}
-	if version == "" {
-		version = "dev"
-	}
+// NewDocument starts a service's document: OpenAPI 3.0.3, an empty paths
+// object, security by API key (optionally with a session token) and the
+// shared components. description says what the service type offers; the
+// api_docs service sets the title and version from the service record
+// and puts the service's own description first.
+func NewDocument(description string) *openapi3.T {
 	doc := &openapi3.T{
 		OpenAPI: OpenAPIVersion,
-		Info:    &openapi3.Info{Title: title, Description: desc, Version: version},
+		Info:    &openapi3.Info{Title: "Portcullis service", Description: description, Version: "1"},
 		Paths:   openapi3.NewPaths(),
 		Security: openapi3.SecurityRequirements{
 			{SecurityAPIKey: []string{}, SecuritySessionToken: []string{}},
