@@ -36,6 +36,10 @@ type Options struct {
 	// Throttle counts failed administrator logins; nil means the one
 	// shared by every auth service on the same store.
 	Throttle *auth.Throttle
+	// Extensions are more resources served under /system/{name} and
+	// everything below it (schema contracts, say), with the same access
+	// rule as the built-in ones. A name may not shadow a built-in resource.
+	Extensions map[string]http.Handler
 }
 
 // Type is the `system` service type.
@@ -107,6 +111,11 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	a, err := auth.New(deps.Store, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
+	}
+	for name := range t.opts.Extensions {
+		if name == "" || strings.ContainsAny(name, "/:*") || contains(builtinResources, name) {
+			return nil, fmt.Errorf("system: extension %q: not a resource name, or the name of a built-in resource", name)
+		}
 	}
 	b := &Backend{
 		auth:   a,
@@ -225,15 +234,13 @@ func (b *Backend) build() {
 			return t.record(b, w, r, ps.ByName("key"))
 		}, allVerbs...)
 	}
-	b.router.Handle(http.MethodGet, "/admin/:key", b.adminSub)
-	for _, m := range allVerbs {
-		if m != http.MethodGet {
-			b.router.Handle(m, "/admin/:key", b.adminSub)
-		}
+	for _, m := range append(allVerbs, http.MethodHead) {
+		b.router.Handle(m, "/admin/:key", b.adminSub)
 	}
 	b.handle("/service_type", b.serveServiceTypes, http.MethodGet)
 	b.handle("/service_type/:name", b.serveServiceTypes, http.MethodGet)
 	b.router.Handle(http.MethodGet, "/environment", b.open(b.serveEnvironment))
+	b.router.Handle(http.MethodHead, "/environment", b.open(b.serveEnvironment))
 	b.handle("/constant", b.serveConstants, http.MethodGet)
 	b.handle("/constant/:name", b.serveConstants, http.MethodGet)
 	b.handle("/event", b.serveEvents, http.MethodGet)
@@ -242,15 +249,32 @@ func (b *Backend) build() {
 	b.handle("/package", b.servePackage, http.MethodGet, http.MethodPost)
 	b.handle("/limit_cache", b.serveLimitCache, http.MethodGet, http.MethodDelete)
 	b.handle("/limit_cache/:id", b.serveLimitCache, http.MethodGet, http.MethodDelete)
+	for name, h := range b.opts.Extensions {
+		h := h
+		serve := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+			h.ServeHTTP(w, r)
+			return nil
+		}
+		b.handle("/"+name, serve, append(allVerbs, http.MethodHead)...)
+		b.handle("/"+name+"/*rest", serve, append(allVerbs, http.MethodHead)...)
+	}
 }
+
+// builtinResources are the names the backend serves itself.
+var builtinResources = []string{"admin", "user", "app", "service", "role", "cors", "limit", "lookup", "custom",
+	"email_template", "event_script", "service_type", "environment", "constant", "event", "cache", "package", "limit_cache"}
 
 var allVerbs = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
 // handler is a route's handler; it returns its error.
 type handler func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error
 
-// handle registers an administrators-only route.
+// handle registers an administrators-only route; a GET route answers HEAD
+// too.
 func (b *Backend) handle(path string, h handler, methods ...string) {
+	if contains(methods, http.MethodGet) && !contains(methods, http.MethodHead) {
+		methods = append(methods[:len(methods):len(methods)], http.MethodHead)
+	}
 	for _, m := range methods {
 		b.router.Handle(m, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			if err := requireAdmin(r); err != nil {

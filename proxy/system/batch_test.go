@@ -37,6 +37,7 @@ func roleNames(t *testing.T, e *env) []string {
 }
 
 func TestBatchModes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		e.createID("role", map[string]any{"name": "taken"})
@@ -172,6 +173,7 @@ func TestBatchModes(t *testing.T) {
 func jsonNum(n int64) any { return jsonNumber([]byte(itoa(n))) }
 
 func TestListParameters(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		var ids []int64

@@ -53,6 +53,7 @@ func idOf(t *testing.T, r *proxytest.Response) int64 {
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		in := proxytest.Start(t, cfg, nil)
 		admin := signIn(t, in, proxytest.AdminEmail, proxytest.AdminPassword)

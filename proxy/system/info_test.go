@@ -16,6 +16,7 @@ import (
 )
 
 func TestAccessControl(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	user := &caller.Identity{UserID: 42, AppID: 1, RoleID: 3, Requestor: caller.API}
 	for _, who := range []struct {
@@ -61,6 +62,7 @@ func TestAccessControl(t *testing.T) {
 }
 
 func TestServiceTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	list := e.must(http.StatusOK, http.MethodGet, "service_type", nil).list(t)
 	if len(list) != len(service.Generic) {
@@ -90,6 +92,7 @@ func TestServiceTypes(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	anon := e.doAs(nil, http.MethodGet, "environment", nil).obj(t)
 	p := anon["platform"].(map[string]any)
@@ -128,6 +131,7 @@ func TestEnvironment(t *testing.T) {
 }
 
 func TestConstants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	list := e.must(http.StatusOK, http.MethodGet, "constant", nil).list(t)
 	if len(list) < 5 {
@@ -146,6 +150,7 @@ func TestConstants(t *testing.T) {
 }
 
 func TestEventsAndCache(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	db := e.reg.Snapshot().Service("db")
 
@@ -212,6 +217,7 @@ func TestEventsAndCache(t *testing.T) {
 }
 
 func TestLimitCache(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	u1 := e.createID("user", map[string]any{"email": "a@example.com", "name": "A"})
 	u2 := e.createID("user", map[string]any{"email": "b@example.com", "name": "B"})
@@ -270,4 +276,36 @@ func TestLimitCache(t *testing.T) {
 		defer func() { e.b.opts.LimitStore = e.limits }()
 		e.must(http.StatusNotImplemented, http.MethodGet, "limit_cache", nil)
 	})
+}
+
+func TestExtensions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
+	ext := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"resource":"` + service.TargetFrom(r.Context()).Resource + `"}`))
+	})
+	typ := NewType(Options{Extensions: map[string]http.Handler{"schema_contract": ext}})
+	be, err := typ.New(t.Context(), e.sys, service.Deps{Store: e.st, Registry: e.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.b = be.(*Backend)
+	got := e.must(http.StatusOK, http.MethodGet, "schema_contract/db/tables", nil).obj(t)
+	if got["resource"] != "schema_contract/db/tables" {
+		t.Errorf("got %v", got)
+	}
+	e.must(http.StatusOK, http.MethodPatch, "schema_contract", map[string]any{})
+	if r := e.doAs(nil, http.MethodGet, "schema_contract/db", nil); r.status != http.StatusForbidden {
+		t.Errorf("anonymous: %d", r.status)
+	}
+	if r := e.must(http.StatusOK, http.MethodHead, "role", nil); len(r.body) == 0 {
+		// httptest's recorder keeps the body; a real server drops it.
+		t.Errorf("HEAD gave no answer")
+	}
+	for _, name := range []string{"role", "a/b", ""} {
+		if _, err := NewType(Options{Extensions: map[string]http.Handler{name: ext}}).New(t.Context(), e.sys, service.Deps{Store: e.st, Registry: e.reg}); err == nil {
+			t.Errorf("extension %q accepted", name)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 )
 
 func TestLimitsAndCascades(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		user := e.createID("user", map[string]any{"email": "l@example.com", "name": "L"})
@@ -95,6 +96,7 @@ func TestLimitsAndCascades(t *testing.T) {
 }
 
 func TestCORSResource(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		id := e.createID("cors", map[string]any{"path": "api/v2/*", "origin": "https://app.example.com", "method": []any{"get", "POST"}, "max_age": 600})
@@ -128,6 +130,7 @@ func TestCORSResource(t *testing.T) {
 }
 
 func TestLookupCustomTemplatesScripts(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 

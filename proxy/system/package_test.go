@@ -65,6 +65,7 @@ func comparable(t *testing.T, e *env) map[string]any {
 }
 
 func TestPackageRoundTrip(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		src := newEnv(t, cfg)
 		populate(t, src)
@@ -195,6 +196,7 @@ func TestPackageRoundTrip(t *testing.T) {
 }
 
 func TestPackageImportEdges(t *testing.T) {
+	t.Parallel()
 	src := newEnv(t, dbtest.Fresh(t, dialects.SQLite))
 	populate(t, src)
 	plain := src.must(http.StatusOK, http.MethodPost, "package", nil).body

@@ -17,6 +17,7 @@ import (
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestAppResource(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		role := e.createID("role", map[string]any{"name": "reader"})
@@ -94,6 +95,7 @@ func adminKey(e *env) string {
 }
 
 func TestAdminAndUserResources(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		uid := e.createID("user", map[string]any{"email": "jane@example.com", "first_name": "Jane", "last_name": "Doe", "password": "s3cret-pass"})
@@ -176,6 +178,7 @@ func TestAdminAndUserResources(t *testing.T) {
 }
 
 func TestRoleWithNestedRecords(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		db := e.reg.Snapshot().Service("db")
@@ -305,6 +308,7 @@ func TestRoleWithNestedRecords(t *testing.T) {
 }
 
 func TestUserAppRoles(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 		role := e.createID("role", map[string]any{"name": "staff"})

@@ -138,6 +138,10 @@ func (b *Backend) validateUser(c *check, u, old *store.User, p *problems, admin 
 	if old != nil {
 		changedPassword := u.Password != old.Password
 		deactivated := old.IsActive && !u.IsActive
+		if !strings.EqualFold(u.Email, old.Email) {
+			// Tokens name the e-mail (their sub): drop the cached ones.
+			w.revokeAfter(u.ID)
+		}
 		if changedPassword || deactivated {
 			// Sessions issued before now stop working, on every instance.
 			t := w.now

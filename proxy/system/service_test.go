@@ -12,6 +12,7 @@ import (
 )
 
 func TestServiceResource(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg)
 
