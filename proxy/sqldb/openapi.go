@@ -486,7 +486,7 @@ func (d *dbDoc) columnSchema(c *dialects.Column) *openapi3.Schema {
 	if c.Default != nil {
 		if c.DefaultIsExpr {
 			notes = append(notes, "Default: "+*c.Default+".")
-		} else if v, ok := defaultValue(c.Type, *c.Default); ok {
+		} else if v, ok := docDefault(c.Type, *c.Default); ok {
 			s.Default = v
 		}
 	}
@@ -519,9 +519,9 @@ func (d *dbDoc) columnSchema(c *dialects.Column) *openapi3.Schema {
 	return s
 }
 
-// defaultValue converts a literal default to the JSON value of its type;
+// docDefault converts a literal default to the JSON value of its type;
 // ok is false when it does not convert (the default is then not shown).
-func defaultValue(t dialects.FieldType, v string) (any, bool) {
+func docDefault(t dialects.FieldType, v string) (any, bool) {
 	switch {
 	case t == dialects.TypeBoolean:
 		switch strings.ToLower(v) {
