@@ -102,6 +102,17 @@
 // "Cache-Control: no-cache" skips the lookup. Hits carry X-Cache: HIT and
 // Age. [Proxy.FlushCache] empties it (DELETE /system/cache).
 //
+// # API document
+//
+// The config key "openapi" may hold the remote service's OpenAPI 3.0
+// document, as a JSON object or as JSON or YAML text ([ParseDoc]); its
+// paths are relative to base_url. The configuration check loads it with
+// kin-openapi (internal references only, 2 MiB at most) and validates it.
+// The api_docs service then shows it with the platform's security in place
+// of the document's own (the proxy sends the remote credentials itself).
+// Without it the service is documented generically: every verb on the root
+// and on any path below it is forwarded.
+//
 // rws imports the proxy leaves, proxy/service and proxy/store; never
 // another backend, a stage or the proxy root.
 package rws

@@ -3,6 +3,7 @@ package rws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -30,10 +31,12 @@ func (Type) Info() service.Info {
 	return service.Info{Name: "rws", Label: "HTTP Service", Group: service.GroupRemote}
 }
 
-// ValidateConfig checks a service's configuration; see ParseConfig.
+// ValidateConfig checks a service's configuration; see ParseConfig and
+// ParseDoc.
 func (Type) ValidateConfig(config json.RawMessage) error {
 	_, err := ParseConfig(config)
-	return err
+	_, derr := ParseDoc(config)
+	return errors.Join(err, derr)
 }
 
 // New builds the backend of svc. Named lookups come from the registry's
@@ -56,5 +59,13 @@ func (t Type) New(_ context.Context, svc *store.Service, deps service.Deps) (ser
 			return SnapshotLookups(reg.Snapshot(), caller.IdentityFrom(r.Context()))
 		}
 	}
-	return New(cfg)
+	doc, err := ParseDoc(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &documented{Proxy: p, doc: doc}, nil
 }
