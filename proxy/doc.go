@@ -18,6 +18,16 @@
 // backends) with an atomic pointer, closing replaced backends once their
 // requests drain.
 //
+// Rate limits: the server holds one limiter.Store for its life (Redis when
+// Config.RedisURL is set, so that every instance on the same Redis and
+// Config.RedisPrefix shares the counters; else this process's memory) and
+// builds a limiter.Engine from the snapshot's limits on every reload, over
+// that Store, so counters survive configuration changes. A reload resets the
+// counters of limits that were deleted or whose parameters (type, user,
+// role, service, endpoint, verb, period) changed; a new rate keeps them, as
+// in DreamFactory. The system service's limit_cache reads and resets the
+// same Store.
+//
 // Only this package wires stages and backends together; they never import
 // it or each other.
 package proxy
