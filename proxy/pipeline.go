@@ -46,6 +46,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	roles, err := s.rbacStage()
+	if err != nil {
+		return nil, nil, err
+	}
 	limits, err := s.limitStage()
 	if err != nil {
 		return nil, nil, err
@@ -55,8 +59,8 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	inner := handlers.Chain(
 		keys,     // API key → app and its default role (401, 403)
 		sessions, // session token → user, admin flag, user's role (401, 403)
-		// rbac joins here.
-		limits, // rate limits (429); administrators and script calls exempt
+		roles,    // role-based access (403); the grant for the backend
+		limits,   // rate limits (429); administrators and script calls exempt
 		// script joins here.
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/handlers/cors"
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -68,6 +69,9 @@ type state struct {
 	// limits is the rate-limit engine of snap's limits, over the server's
 	// limiter.Store (nil only before the first load).
 	limits *limiter.Engine
+	// policy is the role-based access engine of snap's roles (nil only
+	// before the first load).
+	policy *policy.Authorizer
 }
 
 func fingerprint(svc *store.Service) string {
@@ -104,6 +108,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 		oldLimits = old.limits
 	}
 	next.limits = s.limitEngine(snap, oldLimits)
+	next.policy = s.policyEngine(snap)
 	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)

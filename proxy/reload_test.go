@@ -70,7 +70,7 @@ func TestChangesReachASecondInstanceWithinOneSecond(t *testing.T) {
 		waitFor(t, func() bool { nb, _ := b.Backend("echo"); return nb != old })
 		waitFor(t, func() bool { return old.(*echoBackend).closed.Load() })
 
-		r := a.API().Do(t, "GET", "/api/v2/echo/x/y/", nil)
+		r := a.Admin(t).Do(t, "GET", "/api/v2/echo/x/y/", nil)
 		if r.Status != 200 {
 			t.Fatalf("echo = %d %s", r.Status, r.Body)
 		}

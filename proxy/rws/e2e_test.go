@@ -85,7 +85,7 @@ func TestEndToEnd(t *testing.T) {
 		l.Close()
 		addService(t, in, "down", map[string]any{"base_url": down})
 
-		c := in.API()
+		c := in.Admin(t)
 		c.Header = http.Header{"Cookie": {"portcullis=1"}}
 
 		r := c.Do(t, "POST", "/api/v2/up/items/a%2Fb?api_key="+in.AdminKey+"&x=1&source=client", map[string]int{"n": 1})
@@ -141,6 +141,7 @@ func TestEndToEnd(t *testing.T) {
 		// Streaming through the whole pipeline.
 		req, _ := http.NewRequestWithContext(t.Context(), "GET", in.URL+"/api/v2/up/events", nil)
 		req.Header.Set("X-Platform-API-Key", in.AdminKey)
+		req.Header.Set("X-Platform-Session-Token", c.Session)
 		resp, err := in.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +174,7 @@ func TestEndToEndAllowList(t *testing.T) {
 		c.UpstreamAllow = []string{"10.0.0.0/8"}
 	})
 	addService(t, in, "up", map[string]any{"base_url": up.URL})
-	r := in.API().Do(t, "GET", "/api/v2/up/x", nil)
+	r := in.Admin(t).Do(t, "GET", "/api/v2/up/x", nil)
 	if r.Status != 502 || !strings.Contains(string(r.Body), "allow list") || n.Load() != 0 {
 		t.Fatalf("allow list = %d %s (upstream hits %d)", r.Status, r.Body, n.Load())
 	}

@@ -106,7 +106,7 @@ func newEnv(t *testing.T, cfg dialects.Config, extra map[string]any) *env {
 	fixture(t, cfg.Kind, db)
 	in := proxytest.StartSQLite(t)
 	addService(t, in, "data", string(cfg.Kind), serviceConfig(cfg, extra))
-	return &env{kind: cfg.Kind, in: in, c: in.API(), db: db}
+	return &env{kind: cfg.Kind, in: in, c: in.Admin(t), db: db}
 }
 
 // do calls the API and returns status and body.

@@ -99,7 +99,7 @@ func envelopeStatus(t *testing.T, body []byte) int {
 // down, then brings them back without touching the service.
 func TestDeadDatabaseIs503AndRecovers(t *testing.T) {
 	in := proxytest.StartSQLite(t)
-	c := in.API()
+	c := in.Admin(t)
 
 	t.Run("sqlite", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "not-yet")
