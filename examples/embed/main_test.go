@@ -80,6 +80,42 @@ func TestRun(t *testing.T) {
 	if code != 404 || !strings.Contains(body, `"message":"Service 'nosuch' not found."`) {
 		t.Fatalf("unknown service = %d %s", code, body)
 	}
+	// Sign in as the administrator and read the built-in database service,
+	// all under the prefix.
+	key := ""
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, ok := strings.CutPrefix(strings.TrimSpace(line), "admin API key:"); ok {
+			key = strings.TrimSpace(k)
+		}
+	}
+	call := func(method, path, session string, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(body))
+		req.Header.Set("X-Platform-API-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set("X-Platform-Session-Token", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	code, login := call("POST", Prefix+"/api/v2/system/admin/session", "", `{"email":"admin@example.com","password":"embed-pass-1"}`)
+	token, _ := login["session_token"].(string)
+	if code != 200 || token == "" {
+		t.Fatalf("admin login under the prefix = %d %v", code, login)
+	}
+	if code, tables := call("GET", Prefix+"/api/v2/db/_table", token, ""); code != 200 || tables["resource"] == nil {
+		t.Fatalf("db tables under the prefix = %d %v", code, tables)
+	}
+	if code, _ := call("GET", Prefix+"/api/v2/db/_table", "", ""); code == 200 {
+		t.Fatal("the API key alone reads the admin's data")
+	}
 	if code, body := get(Prefix + "/metrics"); code != 200 || !strings.Contains(body, "portcullis_http_requests_total") {
 		t.Fatalf("metrics = %d", code)
 	}
