@@ -35,6 +35,10 @@
 //   - X-HTTP-Method and X-Method-Override, which the platform has
 //     already applied.
 //
+// X-Forwarded-Prefix tells the upstream the public path its base URL is
+// exposed at ("/api/v2/weather", with any mount prefix before it), for the
+// links it writes; the client's value is replaced.
+//
 // Inside a pipeline the request id the platform assigned (the X-Request-Id
 // its request-id stage put on the response) replaces the client's, so logs
 // on both sides can be joined.

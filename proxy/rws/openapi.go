@@ -149,10 +149,10 @@ func ParseDoc(raw json.RawMessage) (*openapi3.T, error) {
 	if doc.Info.Version == "" {
 		doc.Info.Version = "1"
 	}
-	service.AddSharedComponents(doc)
 	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("%s: the document is not valid: %w", ConfigDocKey, err)
 	}
+	service.AddSharedComponents(doc)
 	return doc, nil
 }
 

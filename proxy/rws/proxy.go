@@ -127,6 +127,7 @@ type plan struct {
 	// upstream's headers of the same name.
 	preset    map[string]bool
 	requestID string // the pipeline's request id, forwarded upstream
+	prefix    string // the public path the base URL is exposed at
 	cacheKey  string // "" when the response is not to be cached
 	parentCtx context.Context
 }
@@ -195,11 +196,12 @@ func (p *Proxy) plan(r *http.Request) (*plan, error) {
 		return nil, apierr.BadRequest("Invalid resource path.").WithCause(err)
 	}
 	u.RawPath = escaped
+	prefix := forwardedPrefix(r, rest)
 	outQuery, keyQuery := p.query(r, values)
 	u.RawQuery = strings.Join(outQuery, "&")
 	u.Fragment, u.RawFragment = "", ""
 
-	pl := &plan{url: &u, set: http.Header{}}
+	pl := &plan{url: &u, set: http.Header{}, prefix: prefix}
 	for _, h := range p.cfg.Headers {
 		if !h.Verbs.Has(r.Method) {
 			continue
@@ -288,6 +290,33 @@ func resourcePath(r *http.Request) (string, error) {
 		}
 	}
 	return rest, nil
+}
+
+// forwardedPrefix returns the public path the upstream's base path is
+// exposed at: the path the client asked for (its request line, before any
+// http.StripPrefix) without the resource below the service, such as
+// "/api/v2/weather" or "/portcullis/api/v2/weather". "" when it cannot be
+// told.
+func forwardedPrefix(r *http.Request, rest string) string {
+	if r.RequestURI == "" {
+		return ""
+	}
+	u, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil {
+		return ""
+	}
+	p := u.EscapedPath()
+	if rest != "" {
+		var ok bool
+		if p, ok = strings.CutSuffix(p, rest); !ok {
+			return ""
+		}
+	}
+	p = strings.TrimRight(p, "/")
+	if !strings.HasPrefix(p, "/") {
+		return ""
+	}
+	return p
 }
 
 // query builds the forwarded query (the base URL's, the client's minus
@@ -419,6 +448,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetXForwarded()
 	if pl.requestID != "" {
 		out.Header.Set("X-Request-Id", pl.requestID)
+	}
+	out.Header.Del("X-Forwarded-Prefix")
+	if pl.prefix != "" {
+		out.Header.Set("X-Forwarded-Prefix", pl.prefix)
 	}
 	for k, vs := range pl.set {
 		out.Header[k] = vs

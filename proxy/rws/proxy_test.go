@@ -183,6 +183,9 @@ func TestForwarding(t *testing.T) {
 			if s.Host != strings.TrimPrefix(up.URL, "http://") {
 				t.Fatalf("Host = %q, want the upstream's", s.Host)
 			}
+			if got := s.Header["X-Forwarded-Prefix"]; len(got) != 1 || got[0] != "/api/v2/svc" {
+				t.Fatalf("X-Forwarded-Prefix = %q", got)
+			}
 		})
 	}
 }
@@ -192,9 +195,12 @@ func TestForwardingAlone(t *testing.T) {
 	p := newProxy(t, rws.Config{BaseURL: up.URL + "/base"})
 	mux := http.NewServeMux()
 	mux.Handle("/weather/", http.StripPrefix("/weather", p))
-	s := do(t, mux, "GET", "/weather/today/paris?units=metric", nil, nil).seen(t)
+	s := do(t, mux, "GET", "/weather/today/paris?units=metric", nil, map[string]string{"X-Forwarded-Prefix": "/evil"}).seen(t)
 	if s.Path != "/base/today/paris" || s.Query != "units=metric" {
 		t.Fatalf("forwarded %s?%s", s.Path, s.Query)
+	}
+	if got := s.Header["X-Forwarded-Prefix"]; len(got) != 1 || got[0] != "/weather" {
+		t.Fatalf("X-Forwarded-Prefix = %q", got)
 	}
 }
 
