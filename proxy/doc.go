@@ -12,6 +12,16 @@
 //	defer srv.Close()
 //	mux.Handle("/", srv)
 //
+// Under a path prefix, strip it first; no option is needed (API documents
+// and forwarded prefixes are derived from the request line):
+//
+//	mux.Handle("/portcullis/", http.StripPrefix("/portcullis", srv))
+//
+// examples/embed is such a program, examples/postgres-system runs two
+// instances on one PostgreSQL system database and Redis, and
+// examples/custom-stack builds a stack of single stages and a backend
+// without any system database (see package handlers).
+//
 // Configuration changes made through any instance sharing the system
 // database reach every instance within a second: each polls the store's
 // configuration version and swaps in a new immutable state (registry,
