@@ -32,7 +32,9 @@
 //     refusal is 403 in DreamFactory's words, naming the verb, the
 //     component and the service ("Access Forbidden. DELETE access to
 //     component '_table/contact' of service 'db' is not allowed by this
-//     user's role.").
+//     user's role."). HEAD is allowed, under GET's grant, wherever the
+//     role allows GET (it shows what GET shows, without the body); other
+//     verbs need their own bit (OPTIONS 32, …).
 //  7. Fallbacks for refused GETs, as DreamFactory has them: `_schema` (the
 //     table list) of a service where the role may GET any component, and
 //     `_spec` (the service's API document) of a service the role reaches

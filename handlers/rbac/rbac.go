@@ -143,6 +143,13 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 	}
 	svc := t.Service.Name
 	d := a.Authorize(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+	if !d.Allowed && d.Reason == policy.ReasonDenied && t.Verb == http.MethodHead {
+		// HEAD shows what GET shows, without the body: a role that may GET
+		// may HEAD, under the same grant.
+		if g := a.Authorize(id.RoleID, svc, t.Resource, http.MethodGet, id.Requestor); g.Allowed {
+			d = g
+		}
+	}
 	switch d.Reason {
 	case policy.ReasonAllowed:
 	case policy.ReasonDenied:

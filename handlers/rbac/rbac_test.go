@@ -208,7 +208,11 @@ func TestDecisions(t *testing.T) {
 			msg: "record filter for GET access to component '_table/contact' of service 'db' cannot be applied to this caller: filter 0 on \"owner_id\": unknown lookup {user.id}"},
 		{name: "named and app lookups", id: user(roleStaff), svc: "db", res: "_table/region", vrb: "GET", status: 204, granted: true,
 			grant: &caller.Grant{FilterOp: "AND", Filters: []caller.Filter{{Name: "region", Operator: "=", Value: "emea"}, {Name: "app", Operator: "=", Value: "10"}}}},
-		{name: "tunnelled verb synonyms are methods", id: keyOnly(roleStaff), svc: "db", res: "_table/other", vrb: "HEAD", status: 403},
+		{name: "HEAD where GET is allowed", id: keyOnly(roleStaff), svc: "db", res: "_table/other", vrb: "HEAD", status: 204, granted: true},
+		{name: "HEAD under GET's grant", id: user(roleStaff), svc: "db", res: "_table/contact/7", vrb: "HEAD", status: 204, granted: true, grant: contactGrant},
+		{name: "HEAD where GET is not", id: keyOnly(roleStaff), svc: "hooks", res: "x", vrb: "HEAD", status: 403,
+			msg: "HEAD access to component 'x' of service 'hooks'"},
+		{name: "OPTIONS needs its bit", id: keyOnly(roleAll), svc: "db", res: "_table/other", vrb: "OPTIONS", status: 403},
 
 		// Requestors.
 		{name: "script bit allows", id: script(roleStaff), svc: "db", res: "_table/log", vrb: "POST", status: 204, granted: true},
