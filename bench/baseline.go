@@ -1,0 +1,465 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+)
+
+// The baseline is the best hand-written Go server for the calls the
+// scenarios make: net/http's ServeMux, database/sql and the driver, one
+// fixed query per route with bound arguments, typed scanning and a JSON
+// encoder written for the item table, pooled buffers. It answers with the
+// same bytes as Portcullis for the same call (checked before every
+// scenario), so the two differ only in what Portcullis does on top: the
+// pipeline (API key, session, RBAC, limits), the query language, the
+// schema-driven encoder.
+
+// trivialBody is what Portcullis answers to GET /api/v2/{db service}: the
+// resources of a database service. The pipeline scenario's baseline writes
+// it and does nothing else.
+var trivialBody = []byte(`{"resource":[{"name":"_table"}]}` + "\n")
+
+// maxPage is the largest page the baseline serves, as Portcullis's
+// max_records default.
+const maxPage = 1000
+
+// baseDB is one engine's pool and its queries.
+type baseDB struct {
+	kind     dialects.Kind
+	db       *sql.DB
+	byID     string
+	page     string
+	filtered string
+	insert   string
+}
+
+// itemColumns is the item table's column list in table order.
+const itemColumns = "id, name, category, price, qty, active, created, notes"
+
+func newBaseDB(kind dialects.Kind, db *sql.DB) *baseDB {
+	p := func(i int) string {
+		if kind == dialects.Postgres {
+			return "$" + strconv.Itoa(i)
+		}
+		return "?"
+	}
+	b := &baseDB{kind: kind, db: db}
+	b.byID = "SELECT " + itemColumns + " FROM item WHERE id = " + p(1)
+	b.page = "SELECT " + itemColumns + " FROM item ORDER BY id LIMIT " + p(1) + " OFFSET " + p(2)
+	b.filtered = "SELECT " + itemColumns + " FROM item WHERE category = " + p(1) + " AND price > " + p(2) +
+		" ORDER BY price DESC, id ASC LIMIT " + p(3)
+	b.insert = "INSERT INTO item (name, category, price, qty, active, created, notes) VALUES (" +
+		p(1) + ", " + p(2) + ", " + p(3) + ", " + p(4) + ", " + p(5) + ", " + p(6) + ", " + p(7) + ")"
+	if kind != dialects.MySQL {
+		b.insert += " RETURNING id"
+	}
+	return b
+}
+
+// baseline is the baseline server.
+type baseline struct {
+	dbs map[string]*baseDB // by engine name
+	mux *http.ServeMux
+}
+
+func newBaseline(dbs map[string]*baseDB) *baseline {
+	b := &baseline{dbs: dbs, mux: http.NewServeMux()}
+	b.mux.HandleFunc("GET /trivial", b.trivial)
+	b.mux.HandleFunc("GET /{engine}/item/{id}", b.getByID)
+	b.mux.HandleFunc("GET /{engine}/item", b.getPage)
+	b.mux.HandleFunc("GET /{engine}/filtered", b.getFiltered)
+	b.mux.HandleFunc("POST /{engine}/item", b.create)
+	return b
+}
+
+func (b *baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHTTP(w, r) }
+
+func (b *baseline) trivial(w http.ResponseWriter, r *http.Request) {
+	writeBody(w, http.StatusOK, trivialBody)
+}
+
+// engine returns the pool for the request's {engine}, or answers 404.
+func (b *baseline) engine(w http.ResponseWriter, r *http.Request) *baseDB {
+	d := b.dbs[r.PathValue("engine")]
+	if d == nil {
+		writeError(w, http.StatusNotFound, "unknown engine")
+	}
+	return d
+}
+
+func (b *baseline) getByID(w http.ResponseWriter, r *http.Request) {
+	d := b.engine(w, r)
+	if d == nil {
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "id must be an integer")
+		return
+	}
+	rows, err := d.db.QueryContext(r.Context(), d.byID, id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		writeError(w, http.StatusNotFound, "not found")
+		return
+	}
+	var it itemRow
+	if err := it.scan(rows); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = it.appendJSON((*buf)[:0])
+	*buf = append(*buf, '\n')
+	writeBody(w, http.StatusOK, *buf)
+}
+
+func (b *baseline) getPage(w http.ResponseWriter, r *http.Request) {
+	d := b.engine(w, r)
+	if d == nil {
+		return
+	}
+	q := r.URL.Query()
+	limit, err1 := intParam(q.Get("limit"), maxPage, 1, maxPage)
+	offset, err2 := intParam(q.Get("offset"), 0, 0, 1<<40)
+	if err := errors.Join(err1, err2); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	rows, err := d.db.QueryContext(r.Context(), d.page, limit+1, offset)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writePage(w, rows, limit, offset)
+}
+
+func (b *baseline) getFiltered(w http.ResponseWriter, r *http.Request) {
+	d := b.engine(w, r)
+	if d == nil {
+		return
+	}
+	q := r.URL.Query()
+	limit, err1 := intParam(q.Get("limit"), maxPage, 1, maxPage)
+	minPrice, err2 := strconv.ParseFloat(q.Get("min_price"), 64)
+	if err := errors.Join(err1, err2); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	rows, err := d.db.QueryContext(r.Context(), d.filtered, q.Get("category"), minPrice, limit+1)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writePage(w, rows, limit, 0)
+}
+
+// writePage answers {"resource":[…]} with up to limit rows, and meta.next
+// when the extra row asked for exists, as Portcullis does.
+func writePage(w http.ResponseWriter, rows *sql.Rows, limit, offset int) {
+	defer rows.Close()
+	buf := getBuf()
+	defer putBuf(buf)
+	out := append((*buf)[:0], `{"resource":[`...)
+	var it itemRow
+	n := 0
+	for rows.Next() {
+		n++
+		if n > limit {
+			break
+		}
+		if err := it.scan(rows); err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if n > 1 {
+			out = append(out, ',')
+		}
+		out = it.appendJSON(out)
+	}
+	if err := rows.Err(); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	out = append(out, ']')
+	if n > limit {
+		out = append(out, `,"meta":{"next":`...)
+		out = strconv.AppendInt(out, int64(offset+limit), 10)
+		out = append(out, '}')
+	}
+	out = append(out, "}\n"...)
+	*buf = out
+	writeBody(w, http.StatusOK, out)
+}
+
+// itemIn is a record in a POST body.
+type itemIn struct {
+	Name     string      `json:"name"`
+	Category string      `json:"category"`
+	Price    json.Number `json:"price"`
+	Qty      int64       `json:"qty"`
+	Active   bool        `json:"active"`
+	Created  string      `json:"created"`
+	Notes    *string     `json:"notes"`
+}
+
+func (b *baseline) create(w http.ResponseWriter, r *http.Request) {
+	d := b.engine(w, r)
+	if d == nil {
+		return
+	}
+	var body struct {
+		Resource []itemIn `json:"resource"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if len(body.Resource) != 1 {
+		writeError(w, http.StatusBadRequest, "exactly one record is expected")
+		return
+	}
+	in := body.Resource[0]
+	if in.Name == "" || in.Category == "" || in.Created == "" {
+		writeError(w, http.StatusBadRequest, "name, category and created are required")
+		return
+	}
+	if _, err := in.Price.Float64(); err != nil {
+		writeError(w, http.StatusBadRequest, "price must be a number")
+		return
+	}
+	if _, err := time.Parse(time.DateTime, in.Created); err != nil {
+		writeError(w, http.StatusBadRequest, "created must be a date-time")
+		return
+	}
+	var notes any
+	if in.Notes != nil {
+		notes = *in.Notes
+	}
+	args := []any{in.Name, in.Category, in.Price.String(), in.Qty, in.Active, in.Created, notes}
+	var id int64
+	if d.kind == dialects.MySQL {
+		res, err := d.db.ExecContext(r.Context(), d.insert, args...)
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	} else if err := d.db.QueryRowContext(r.Context(), d.insert, args...).Scan(&id); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	out := append((*buf)[:0], `{"resource":[{"id":`...)
+	out = strconv.AppendInt(out, id, 10)
+	out = append(out, "}]}\n"...)
+	*buf = out
+	writeBody(w, http.StatusOK, out)
+}
+
+// itemRow receives one row of item. Text columns are scanned as RawBytes
+// (no copy); the row is encoded before the next is scanned.
+type itemRow struct {
+	id       int64
+	name     sql.RawBytes
+	category sql.RawBytes
+	price    sql.RawBytes
+	qty      int64
+	active   bool
+	created  timeCol
+	notes    sql.Null[sql.RawBytes]
+}
+
+func (it *itemRow) scan(rows *sql.Rows) error {
+	return rows.Scan(&it.id, &it.name, &it.category, &it.price, &it.qty, &it.active, &it.created, &it.notes)
+}
+
+// appendJSON appends the row as a JSON object, keys in column order.
+func (it *itemRow) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = strconv.AppendInt(dst, it.id, 10)
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, it.name)
+	dst = append(dst, `,"category":`...)
+	dst = appendJSONString(dst, it.category)
+	dst = append(dst, `,"price":`...)
+	dst = appendScale2(dst, it.price)
+	dst = append(dst, `,"qty":`...)
+	dst = strconv.AppendInt(dst, it.qty, 10)
+	dst = append(dst, `,"active":`...)
+	dst = strconv.AppendBool(dst, it.active)
+	dst = append(dst, `,"created":"`...)
+	dst = it.created.t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999999")
+	dst = append(dst, `","notes":`...)
+	if it.notes.Valid {
+		dst = appendJSONString(dst, it.notes.V)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, '}')
+}
+
+// timeCol scans a DATETIME/TIMESTAMP column: a time.Time from every driver
+// here, or text in the SQL form.
+type timeCol struct{ t time.Time }
+
+func (c *timeCol) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		c.t = v
+		return nil
+	case string:
+		return c.parse(v)
+	case []byte:
+		return c.parse(string(v))
+	}
+	return fmt.Errorf("cannot scan %T into a date-time", src)
+}
+
+func (c *timeCol) parse(s string) error {
+	t, err := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(s, "T", " ", 1))
+	if err != nil {
+		return err
+	}
+	c.t = t
+	return nil
+}
+
+// appendScale2 writes a DECIMAL(10,2) value with exactly two decimals:
+// PostgreSQL and MySQL send "12.50", SQLite stores 12.5 or 13.
+func appendScale2(dst, raw []byte) []byte {
+	if bytes.ContainsAny(raw, "eE") {
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return appendJSONString(dst, raw)
+		}
+		return strconv.AppendFloat(dst, f, 'f', 2, 64)
+	}
+	intPart, frac, _ := bytes.Cut(raw, []byte{'.'})
+	dst = append(dst, intPart...)
+	dst = append(dst, '.')
+	switch len(frac) {
+	case 0:
+		return append(dst, "00"...)
+	case 1:
+		return append(dst, frac[0], '0')
+	}
+	return append(dst, frac...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string escaped as encoding/json
+// escapes it: quotes, backslashes and control characters, <, > and & as
+// \u003c, \u003e and \u0026, U+2028 and U+2029, invalid UTF-8 as U+FFFD.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// intParam reads a query integer, def when empty, within [lo, hi].
+func intParam(s string, def, lo, hi int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%q must be an integer from %d to %d", s, lo, hi)
+	}
+	return n, nil
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		bufPool.Put(b)
+	}
+}
+
+// writeBody writes a complete JSON response with its length.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError answers {"error":{"code":…,"message":…}}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": msg}})
+	writeBody(w, status, append(b, '\n'))
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// procSample is what the servers' process has used up to a moment.
+type procSample struct {
+	mallocs    uint64
+	allocBytes uint64
+	cpu        time.Duration // user + system
+}
+
+// sample reads the allocation counters and the CPU time of this process.
+func sample() procSample {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return procSample{mallocs: ms.Mallocs, allocBytes: ms.TotalAlloc, cpu: cpu}
+}
+
+// sub returns s - before.
+func (s procSample) sub(before procSample) procSample {
+	return procSample{mallocs: s.mallocs - before.mallocs, allocBytes: s.allocBytes - before.allocBytes, cpu: s.cpu - before.cpu}
+}
+
+// resetPeakRSS collects garbage, returns freed memory to the system and
+// resets the kernel's peak-RSS mark (VmHWM), so that the next readPeakRSS
+// reports the peak of what runs in between. It reports whether the reset
+// worked (Linux ≥ 4.0 with a writable /proc/self/clear_refs).
+func resetPeakRSS() bool {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// readPeakRSS returns VmHWM in bytes, or the process's lifetime peak from
+// getrusage when /proc is not there.
+func readPeakRSS() uint64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+				f := bytes.Fields(rest)
+				if len(f) >= 1 {
+					if kb, err := strconv.ParseUint(string(f[0]), 10, 64); err == nil {
+						return kb << 10
+					}
+				}
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		return uint64(ru.Maxrss) << 10 // kilobytes on Linux
+	}
+	return 0
+}
