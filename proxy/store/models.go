@@ -7,6 +7,10 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// Booleans and masks whose zero value is meaningful carry no SQL default:
+// bun writes DEFAULT for a zero value of a column that has one, which would
+// turn an explicit false into true. Writers set them explicitly.
+
 // Audit holds the audit columns every system table has.
 type Audit struct {
 	CreatedDate      time.Time `bun:"created_date,nullzero,notnull,default:current_timestamp" json:"created_date"`
@@ -24,12 +28,12 @@ type Service struct {
 	Name        string `bun:"name,notnull,unique,type:varchar(64)" json:"name"`
 	Label       string `bun:"label,notnull,type:varchar(255)" json:"label"`
 	Description string `bun:"description,notnull,type:varchar(255),default:''" json:"description"`
-	IsActive    bool   `bun:"is_active,notnull,default:true" json:"is_active"`
+	IsActive    bool   `bun:"is_active,notnull" json:"is_active"`
 	Type        string `bun:"type,notnull,type:varchar(64)" json:"type"`
 	// Mutable and Deletable are false for built-in services that must not
 	// be renamed or removed (system, user, api_docs).
-	Mutable   bool `bun:"mutable,notnull,default:true" json:"mutable"`
-	Deletable bool `bun:"deletable,notnull,default:true" json:"deletable"`
+	Mutable   bool `bun:"mutable,notnull" json:"mutable"`
+	Deletable bool `bun:"deletable,notnull" json:"deletable"`
 	// Config is the type-specific configuration as a JSON object.
 	Config string `bun:"config,type:text" json:"-"`
 	Audit
@@ -52,7 +56,7 @@ type App struct {
 	Name                  string `bun:"name,notnull,unique,type:varchar(64)" json:"name"`
 	Label                 string `bun:"label,notnull,type:varchar(255),default:''" json:"label"`
 	Description           string `bun:"description,notnull,type:varchar(255),default:''" json:"description"`
-	IsActive              bool   `bun:"is_active,notnull,default:true" json:"is_active"`
+	IsActive              bool   `bun:"is_active,notnull" json:"is_active"`
 	APIKey                string `bun:"api_key,notnull,unique,type:varchar(255)" json:"api_key"`
 	Type                  int    `bun:"type,notnull,default:0" json:"type"`
 	Path                  string `bun:"path,type:varchar(255)" json:"path"`
@@ -60,7 +64,7 @@ type App struct {
 	StorageServiceID      *int64 `bun:"storage_service_id" json:"storage_service_id"`
 	StorageContainer      string `bun:"storage_container,type:varchar(255)" json:"storage_container"`
 	RequiresFullscreen    bool   `bun:"requires_fullscreen,notnull,default:false" json:"requires_fullscreen"`
-	AllowFullscreenToggle bool   `bun:"allow_fullscreen_toggle,notnull,default:true" json:"allow_fullscreen_toggle"`
+	AllowFullscreenToggle bool   `bun:"allow_fullscreen_toggle,notnull" json:"allow_fullscreen_toggle"`
 	ToggleLocation        string `bun:"toggle_location,type:varchar(64),default:'top'" json:"toggle_location"`
 	RoleID                *int64 `bun:"role_id" json:"role_id"`
 	Audit
@@ -78,7 +82,7 @@ type User struct {
 	Email            string     `bun:"email,notnull,unique,type:varchar(255)" json:"email"`
 	Password         string     `bun:"password,type:text" json:"-"`
 	IsSysAdmin       bool       `bun:"is_sys_admin,notnull,default:false" json:"-"`
-	IsActive         bool       `bun:"is_active,notnull,default:true" json:"is_active"`
+	IsActive         bool       `bun:"is_active,notnull" json:"is_active"`
 	Phone            string     `bun:"phone,type:varchar(64)" json:"phone"`
 	SecurityQuestion string     `bun:"security_question,type:varchar(255)" json:"security_question"`
 	SecurityAnswer   string     `bun:"security_answer,type:text" json:"-"`
@@ -99,7 +103,7 @@ type Role struct {
 	ID          int64  `bun:"id,pk,autoincrement" json:"id"`
 	Name        string `bun:"name,notnull,unique,type:varchar(64)" json:"name"`
 	Description string `bun:"description,type:varchar(255)" json:"description"`
-	IsActive    bool   `bun:"is_active,notnull,default:true" json:"is_active"`
+	IsActive    bool   `bun:"is_active,notnull" json:"is_active"`
 	Audit
 
 	Accesses []*RoleServiceAccess `bun:"rel:has-many,join:id=role_id" json:"-"`
@@ -116,7 +120,7 @@ type RoleServiceAccess struct {
 	Component string `bun:"component,type:varchar(255)" json:"component"`
 	VerbMask  int    `bun:"verb_mask,notnull,default:0" json:"verb_mask"`
 	// RequestorMask: 1 API, 2 script, 3 both.
-	RequestorMask int `bun:"requestor_mask,notnull,default:1" json:"requestor_mask"`
+	RequestorMask int `bun:"requestor_mask,notnull" json:"requestor_mask"`
 	// Filters is a JSON array of {name, operator, value}.
 	Filters  string `bun:"filters,type:text" json:"-"`
 	FilterOp string `bun:"filter_op,type:varchar(32),default:'AND'" json:"filter_op"`
@@ -148,7 +152,7 @@ type CORS struct {
 	MaxAge              int    `bun:"max_age,notnull,default:0" json:"max_age"`
 	Method              int    `bun:"method,notnull,default:0" json:"-"`
 	SupportsCredentials bool   `bun:"supports_credentials,notnull,default:false" json:"supports_credentials"`
-	Enabled             bool   `bun:"enabled,notnull,default:true" json:"enabled"`
+	Enabled             bool   `bun:"enabled,notnull" json:"enabled"`
 	Audit
 }
 
@@ -168,7 +172,7 @@ type Limit struct {
 	Verb        string `bun:"verb,type:varchar(10)" json:"verb"`
 	Name        string `bun:"name,notnull,type:varchar(255)" json:"name"`
 	Description string `bun:"description,type:varchar(255)" json:"description"`
-	IsActive    bool   `bun:"is_active,notnull,default:true" json:"is_active"`
+	IsActive    bool   `bun:"is_active,notnull" json:"is_active"`
 	Audit
 }
 
@@ -246,7 +250,7 @@ type SchemaContract struct {
 	Mode                  string `bun:"mode,notnull,type:varchar(16),default:'none'" json:"mode"`
 	RuntimeEnforcement    string `bun:"runtime_enforcement,notnull,type:varchar(32),default:'off'" json:"runtime_enforcement"`
 	ArchiveRetentionCount *int   `bun:"archive_retention_count" json:"archive_retention_count"`
-	Enabled               bool   `bun:"enabled,notnull,default:true" json:"enabled"`
+	Enabled               bool   `bun:"enabled,notnull" json:"enabled"`
 	Audit
 }
 

@@ -69,6 +69,12 @@ func TestInitIsIdempotentOnEveryEngine(t *testing.T) {
 		if app := snap.AppByKey(first.AdminAPIKey); app == nil || app.Name != "admin" {
 			t.Errorf("AppByKey(admin key) = %+v", app)
 		}
+		for name, deletable := range map[string]bool{"system": false, "user": false, "api_docs": false, "db": true} {
+			svc := snap.Service(name)
+			if svc == nil || svc.Deletable != deletable || svc.Mutable != deletable || !svc.IsActive {
+				t.Errorf("built-in service %s = %+v, want deletable and mutable %v, active", name, svc, deletable)
+			}
+		}
 		if snap.Service("System") != nil {
 			t.Error("service names must match case-sensitively")
 		}
