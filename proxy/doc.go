@@ -4,7 +4,8 @@
 // [New] opens (or is given) the system store, builds the service registry
 // from its configuration, and assembles the pipeline in one readable place
 // (pipeline.go). The returned [*Server] is an http.Handler that serves
-// /healthz, /metrics and everything under /api/v2/; a Go program can mount
+// /healthz, /metrics, the API docs page at /api/docs/ and everything under
+// /api/v2/; a Go program can mount
 // it under any path of its own server:
 //
 //	srv, err := proxy.New(ctx, proxy.Config{DataDir: "./data"})

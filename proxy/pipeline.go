@@ -22,7 +22,9 @@ import (
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
 //	→ the service's backend
 //
-// /healthz and /metrics sit outside the pipeline. It returns the /api/v2
+// /healthz, /metrics and the API docs page (/api/docs/) sit outside the
+// pipeline; GET /api/v2/{service}/_spec passes it and is answered by the
+// api_docs builder before the backend. It returns the /api/v2
 // handler (for inner calls) and the root handler.
 func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	recover, err := recoverer.New(recoverer.Options{Logger: s.logger})
@@ -87,6 +89,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	docsPage(mux) // the API docs page, /api/docs/
 	mux.Handle("/", api)
 	return api, mux, nil
 }
@@ -130,6 +133,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 		if e.err != nil {
 			apierr.Write(w, e.err)
+			return
+		}
+		if isSpec(t) {
+			s.docs().ServeService(w, r, t.Service.Name)
 			return
 		}
 		if !e.live.acquire() {

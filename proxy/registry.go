@@ -167,6 +167,7 @@ func (s *Server) deps() service.Deps {
 		Logger:        s.logger,
 		Version:       s.cfg.Version,
 		UpstreamAllow: s.cfg.UpstreamAllow,
+		Access:        accessChecker{s},
 	}
 }
 

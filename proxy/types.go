@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/proxy/apidocs"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
@@ -20,5 +21,6 @@ func defaultTypes(limits *limiter.Store) []service.Type {
 	types = append(types, rws.Type{})
 	types = append(types, user.NewType(user.Options{}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits}))
+	types = append(types, apidocs.Type{})
 	return types
 }
