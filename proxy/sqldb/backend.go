@@ -42,6 +42,10 @@ type Backend struct {
 
 	schemaMu sync.Mutex
 	schema   atomic.Pointer[cachedSchema]
+
+	// sync keeps the schema in step across instances (epoch.go) and
+	// caches the stored routines (proc.go).
+	sync schemaSync
 }
 
 type cachedSchema struct {
@@ -65,7 +69,9 @@ func newBackend(kind dialects.Kind, name string, cfg Config, deps service.Deps) 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name)}, nil
+	b := &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name)}
+	b.sync.reg, b.sync.st = deps.Registry, deps.Store
+	return b, nil
 }
 
 // Close closes the connection pool. Requests that arrive afterwards get 503.
@@ -117,7 +123,10 @@ func (b *Backend) allColumns(db *bun.DB, t *dialects.Table) string {
 
 // InvalidateSchema forgets the introspected schema after a change of the
 // database's structure.
-func (b *Backend) InvalidateSchema() { b.schema.Store(nil) }
+func (b *Backend) InvalidateSchema() {
+	b.schema.Store(nil)
+	b.sync.routines.Store(nil)
+}
 
 // pool returns the service's connection pool, opening it on first use. A
 // database that cannot be reached is a 503; the next call tries again.
@@ -236,15 +245,25 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) error {
 	if verb == http.MethodHead {
 		verb = http.MethodGet
 	}
+	b.syncSchemaEpoch(t.Service)
 	if len(seg) == 0 {
 		if verb != http.MethodGet {
 			return apierr.BadRequest("%s requests without a resource are not currently supported by the '%s' service.", verb, b.name)
 		}
-		return writeList(w, []string{"_table"}, r)
+		if b.kind == dialects.SQLite {
+			return writeList(w, []string{"_schema", "_table"}, r)
+		}
+		return writeList(w, []string{"_schema", "_table", "_proc", "_func"}, r)
 	}
 	switch seg[0] {
 	case "_table":
 		return b.serveTable(w, r, verb, seg[1:])
+	case "_schema":
+		return b.serveSchema(w, r, verb, seg[1:])
+	case "_proc":
+		return b.serveRoutine(w, r, verb, dialects.Procedure, seg[1:])
+	case "_func":
+		return b.serveRoutine(w, r, verb, dialects.Function, seg[1:])
 	}
 	return apierr.NotFound("Resource '%s' not found for service '%s'.", seg[0], b.name)
 }

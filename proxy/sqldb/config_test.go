@@ -100,7 +100,11 @@ func TestEvents(t *testing.T) {
 	for _, p := range paths {
 		got = append(got, p.Path+" "+strings.Join(p.Verbs, ","))
 	}
-	want := []string{" get", "_table get", "_table/{table_name} get,post,put,patch,delete", "_table/{table_name}/{id} get,put,patch,delete"}
+	all := "get,post,put,patch,delete"
+	want := []string{" get", "_table get", "_table/{table_name} " + all, "_table/{table_name}/{id} get,put,patch,delete",
+		"_schema " + all, "_schema/{table_name} " + all, "_schema/{table_name}/_field " + all,
+		"_schema/{table_name}/_field/{field_name} " + all, "_schema/{table_name}/_related get,post",
+		"_schema/{table_name}/_related/{relation_name} get"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("paths (-want +got):\n%s", diff)
 	}

@@ -27,6 +27,7 @@ type Snapshot struct {
 	Limits         []*Limit
 	Lookups        []*Lookup
 	EventScripts   []*EventScript
+	schemaEpochs   map[int64]string // by service id; see SchemaEpoch
 	servicesByName map[string]*Service
 	servicesByID   map[int64]*Service
 	appsByKey      map[string]*App
@@ -60,7 +61,7 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, error) {
 				return fmt.Errorf("%s: %w", st.name, err)
 			}
 		}
-		return nil
+		return snap.loadSchemaEpochs(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: load snapshot: %w", err)
