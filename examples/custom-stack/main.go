@@ -1,7 +1,7 @@
 // Command custom-stack assembles a stack of its own from Portcullis parts,
 // with every setting in Go and no system database: API keys checked
-// against a fixed set of apps, a rate limit per role, and a reverse proxy to
-// an upstream HTTP API.
+// against a fixed set of apps, roles that say which verbs each app may use,
+// a rate limit per role, and a reverse proxy to an upstream HTTP API.
 //
 //	go run ./examples/custom-stack -upstream https://api.example.com -addr 127.0.0.1:8080
 //
@@ -28,9 +28,11 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/handlers/apikey"
 	"github.com/portcullis-dev/portcullis/handlers/ratelimit"
+	"github.com/portcullis-dev/portcullis/handlers/rbac"
 	"github.com/portcullis-dev/portcullis/handlers/recoverer"
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -54,8 +56,12 @@ type Settings struct {
 	Logger *slog.Logger
 }
 
-// Stack builds the handler: recoverer → request id → API key → rate limit
-// → reverse proxy. Close the returned proxy when done.
+// Service is the name the stack's one service goes by in roles and errors.
+const Service = "upstream"
+
+// Stack builds the handler: recoverer → request id → API key → roles →
+// rate limit → reverse proxy. The free tier may only read (GET); the paid
+// tier may use every verb. Close the returned proxy when done.
 func Stack(s Settings) (http.Handler, io.Closer, error) {
 	recover, err := recoverer.New(recoverer.Options{Logger: s.Logger})
 	if err != nil {
@@ -72,6 +78,20 @@ func Stack(s Settings) (http.Handler, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	roles, err := rbac.Static([]policy.Role{
+		{ID: RoleFree, Name: "free", Active: true, Accesses: []policy.Access{
+			{Service: Service, Component: "*", VerbMask: policy.VerbGet, RequestorMask: policy.RequestorAPI}}},
+		{ID: RolePaid, Name: "paid", Active: true, Accesses: []policy.Access{
+			{Service: Service, Component: "*", VerbMask: policy.VerbAll, RequestorMask: policy.RequestorAPI}}},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Without the proxy router, every request is for the one service.
+	access, err := rbac.New(rbac.Options{Policy: roles, Target: rbac.FixedService(Service, "rws"), Logger: s.Logger})
+	if err != nil {
+		return nil, nil, err
+	}
 	limits, err := ratelimit.Static([]limiter.Limit{
 		{ID: 1, Name: "free tier", Type: limiter.TypeRole, RoleID: RoleFree, Rate: s.FreePerMinute, Period: limiter.PeriodMinute, Active: true},
 		{ID: 2, Name: "paid tier", Type: limiter.TypeRole, RoleID: RolePaid, Rate: s.PaidPerMinute, Period: limiter.PeriodMinute, Active: true},
@@ -84,7 +104,7 @@ func Stack(s Settings) (http.Handler, io.Closer, error) {
 		return nil, nil, err
 	}
 	upstream, err := rws.New(rws.Config{
-		Name:    "upstream",
+		Name:    Service,
 		BaseURL: s.Upstream,
 		// The upstream learns which app and tier called, never the key.
 		Headers: []rws.Header{
@@ -97,7 +117,7 @@ func Stack(s Settings) (http.Handler, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return handlers.Chain(recover, reqID, keys, rate)(upstream), upstream, nil
+	return handlers.Chain(recover, reqID, keys, access, rate)(upstream), upstream, nil
 }
 
 func main() {
@@ -173,7 +193,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 func echoUpstream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"method": r.Method, "path": r.URL.Path, "query": r.URL.RawQuery,
+		"method": r.Method, "path": r.URL.Path, "raw_path": r.URL.EscapedPath(), "query": r.URL.RawQuery,
 		"app": r.Header.Get("X-Client-App"), "tier": r.Header.Get("X-Client-Tier"),
 		"saw_api_key": r.Header.Get("X-Platform-API-Key") != "" || r.URL.Query().Has("api_key"),
 	})

@@ -23,7 +23,12 @@ type reply struct {
 
 func call(t *testing.T, url, key string) reply {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	return send(t, "GET", url, key)
+}
+
+func send(t *testing.T, method, url, key string) reply {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader("{}"))
 	if key != "" {
 		req.Header.Set("X-Platform-API-Key", key)
 	}
@@ -92,6 +97,16 @@ func TestStack(t *testing.T) {
 		r := call(t, srv.URL+"/forecast", "paid-key")
 		if r.status != 200 || r.body["tier"] != "paid" {
 			t.Fatalf("got %d %v", r.status, r.body)
+		}
+	})
+	t.Run("roles", func(t *testing.T) {
+		r := send(t, "POST", srv.URL+"/reports/a%2Fb/", "paid-key")
+		if r.status != 200 || r.body["method"] != "POST" || r.body["raw_path"] != "/v1/reports/a%2Fb/" {
+			t.Fatalf("paid POST: %d %v", r.status, r.body)
+		}
+		r = send(t, "POST", srv.URL+"/reports", "free-key")
+		if r.status != 403 || !strings.Contains(errorMessage(r), "upstream") {
+			t.Fatalf("free POST: %d %v", r.status, r.body)
 		}
 	})
 }

@@ -250,22 +250,26 @@ func (p *Proxy) plan(r *http.Request) (*plan, error) {
 
 // resourcePath returns the escaped path below the service, as the client
 // sent it (encoded slashes and a trailing slash kept). Inside a Portcullis
-// pipeline that is the part of the path after /api/v2/{service}; alone,
-// the whole path of the request (mount it with http.StripPrefix). A "." or
+// pipeline that is the part of the path after /api/v2/{service}; alone (or
+// behind stages that target the whole path), the whole path of the request
+// (mount it with http.StripPrefix). A "." or
 // ".." segment, even encoded, is refused so that no path climbs above the
 // base URL's.
 func resourcePath(r *http.Request) (string, error) {
 	ep := r.URL.EscapedPath()
 	rest := strings.TrimPrefix(ep, "/")
 	if t := service.TargetFrom(r.Context()); t != nil {
-		rest = ""
-		segs := strings.Split(ep, "/")
+		// The router's shape, /api/v2/{service}/{resource}; or a stack
+		// without the router whose target is the whole path (see
+		// rbac.FixedService). Else re-escape the target's resource.
 		matched := false
-		if len(segs) >= 4 {
+		if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
+			matched = true
+		} else if segs := strings.Split(ep, "/"); len(segs) >= 4 {
 			svc, err1 := url.PathUnescape(segs[3])
 			cand := strings.Join(segs[4:], "/")
 			dec, err2 := url.PathUnescape(cand)
-			if err1 == nil && err2 == nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
+			if err1 == nil && err2 == nil && t.Service != nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
 				rest, matched = cand, true
 			}
 		}

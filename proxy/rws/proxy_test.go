@@ -202,6 +202,17 @@ func TestForwardingAlone(t *testing.T) {
 	if got := s.Header["X-Forwarded-Prefix"]; len(got) != 1 || got[0] != "/weather" {
 		t.Fatalf("X-Forwarded-Prefix = %q", got)
 	}
+
+	// Behind stages that target the whole path (rbac.FixedService), the
+	// client's escaping is kept too.
+	fixed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := &service.Target{Service: &store.Service{Name: "weather"}, Resource: strings.Trim(r.URL.Path, "/"), Verb: r.Method}
+		p.ServeHTTP(w, r.WithContext(service.WithTarget(r.Context(), t)))
+	})
+	s = do(t, fixed, "GET", "/files/a%2Fb/", nil, nil).seen(t)
+	if s.Path != "/base/files/a%2Fb/" {
+		t.Fatalf("forwarded %s", s.Path)
+	}
 }
 
 func TestDotSegmentsAreRefused(t *testing.T) {
