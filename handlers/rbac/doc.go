@@ -38,7 +38,8 @@
 //  7. Fallbacks for refused GETs, as DreamFactory has them: `_schema` (the
 //     table list) of a service where the role may GET any component, and
 //     `_spec` (the service's API document) of a service the role reaches
-//     with any verb. Neither carries a grant.
+//     with any verb. Neither carries a grant, and neither applies to
+//     the system service.
 //  8. API documents: `api_docs/{service}` (the swagger service) needs the
 //     role's access to the api_docs service as usual and, in addition,
 //     access with some verb to {service}; otherwise 403, so a role never

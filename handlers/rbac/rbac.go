@@ -197,9 +197,12 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 // fallback reports the refused calls DreamFactory still lets through: GET
 // of a service's _schema list by a role that may GET any of its components,
 // and GET of a service's _spec document by a role that reaches the service
-// with any verb. Neither carries a grant.
+// with any verb. Neither carries a grant, and neither applies to the
+// system service.
 func fallback(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
-	if t.Verb != http.MethodGet {
+	// Reachability counts entries for all services, which never reach
+	// the system service.
+	if t.Verb != http.MethodGet || t.Service.Type == TypeSystem {
 		return false
 	}
 	switch policy.NormalizeComponent(t.Resource) {

@@ -242,6 +242,8 @@ func TestDecisions(t *testing.T) {
 			msg: "GET access to component 'app' of service 'system'"},
 		{name: "all-services entry does not reach system", id: user(roleAll), svc: "system", res: "app", vrb: "GET", status: 403,
 			msg: "never by an entry for all services"},
+		{name: "no _spec fallback on system through all services", id: user(roleAll), svc: "system", res: "_spec", vrb: "GET", status: 403},
+		{name: "no _spec fallback on system", id: user(roleStaff), svc: "system", res: "_spec", vrb: "GET", status: 403},
 		{name: "all-services entry reaches data", id: user(roleAll), svc: "other", res: "_table/x", vrb: "DELETE", status: 204, granted: true},
 	}
 	lookups := func(id *caller.Identity) map[string]string {
