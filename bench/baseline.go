@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -281,17 +279,22 @@ func (b *baseline) create(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, http.StatusOK, out)
 }
 
-// itemRow receives one row of item. Text columns are scanned as RawBytes
-// (no copy); the row is encoded before the next is scanned.
+// itemRow receives one row of item. Each column is a raw cell: database/sql
+// hands a Scanner the driver's own value, so nothing is converted or
+// copied; the encoder knows each column's type and writes the value in the
+// form the driver gave (MySQL's text protocol sends numbers as digits,
+// which are written as they are). The row is encoded before the next is
+// scanned, while the driver's memory is still valid.
 type itemRow struct {
-	id       int64
-	name     sql.RawBytes
-	category sql.RawBytes
-	price    sql.RawBytes
-	qty      int64
-	active   bool
-	created  timeCol
-	notes    sql.Null[sql.RawBytes]
+	id, name, category, price, qty, active, created, notes rawCell
+}
+
+// rawCell keeps the driver's value.
+type rawCell struct{ v any }
+
+func (c *rawCell) Scan(src any) error {
+	c.v = src
+	return nil
 }
 
 func (it *itemRow) scan(rows *sql.Rows) error {
@@ -301,74 +304,154 @@ func (it *itemRow) scan(rows *sql.Rows) error {
 // appendJSON appends the row as a JSON object, keys in column order.
 func (it *itemRow) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, it.id, 10)
+	dst = appendInt(dst, it.id.v)
 	dst = append(dst, `,"name":`...)
-	dst = appendJSONString(dst, it.name)
+	dst = appendText(dst, it.name.v)
 	dst = append(dst, `,"category":`...)
-	dst = appendJSONString(dst, it.category)
+	dst = appendText(dst, it.category.v)
 	dst = append(dst, `,"price":`...)
-	dst = appendScale2(dst, it.price)
+	dst = appendDecimal2(dst, it.price.v)
 	dst = append(dst, `,"qty":`...)
-	dst = strconv.AppendInt(dst, it.qty, 10)
+	dst = appendInt(dst, it.qty.v)
 	dst = append(dst, `,"active":`...)
-	dst = strconv.AppendBool(dst, it.active)
-	dst = append(dst, `,"created":"`...)
-	dst = it.created.t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999999")
-	dst = append(dst, `","notes":`...)
-	if it.notes.Valid {
-		dst = appendJSONString(dst, it.notes.V)
-	} else {
-		dst = append(dst, "null"...)
-	}
+	dst = appendBool(dst, it.active.v)
+	dst = append(dst, `,"created":`...)
+	dst = appendDateTime(dst, it.created.v)
+	dst = append(dst, `,"notes":`...)
+	dst = appendText(dst, it.notes.v)
 	return append(dst, '}')
 }
 
-// timeCol scans a DATETIME/TIMESTAMP column: a time.Time from every driver
-// here, or text in the SQL form.
-type timeCol struct{ t time.Time }
-
-func (c *timeCol) Scan(src any) error {
-	switch v := src.(type) {
-	case time.Time:
-		c.t = v
-		return nil
-	case string:
-		return c.parse(v)
+// appendInt writes an integer column: int64 (SQLite, PostgreSQL) or the
+// digits themselves (MySQL).
+func appendInt(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
 	case []byte:
-		return c.parse(string(v))
+		return append(dst, x...)
+	case string:
+		return append(dst, x...)
+	case nil:
+		return append(dst, "null"...)
 	}
-	return fmt.Errorf("cannot scan %T into a date-time", src)
+	return appendText(dst, fmt.Sprint(v))
 }
 
-func (c *timeCol) parse(s string) error {
-	t, err := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(s, "T", " ", 1))
-	if err != nil {
-		return err
+// appendText writes a text column; NULL is null.
+func appendText(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return appendJSONString(dst, x)
+	case []byte:
+		return appendJSONString(dst, x)
+	case nil:
+		return append(dst, "null"...)
 	}
-	c.t = t
-	return nil
+	return appendJSONString(dst, fmt.Sprint(v))
 }
 
-// appendScale2 writes a DECIMAL(10,2) value with exactly two decimals:
+// appendDecimal2 writes a DECIMAL(10,2) column with its two decimals:
 // PostgreSQL and MySQL send "12.50", SQLite stores 12.5 or 13.
-func appendScale2(dst, raw []byte) []byte {
-	if bytes.ContainsAny(raw, "eE") {
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return appendJSONString(dst, raw)
-		}
-		return strconv.AppendFloat(dst, f, 'f', 2, 64)
+func appendDecimal2(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return appendScale2(dst, x)
+	case string:
+		return appendScale2(dst, x)
+	case float64:
+		var tmp [32]byte
+		return appendScale2(dst, strconv.AppendFloat(tmp[:0], x, 'g', -1, 64))
+	case int64:
+		return append(strconv.AppendInt(dst, x, 10), ".00"...)
+	case nil:
+		return append(dst, "null"...)
 	}
-	intPart, frac, _ := bytes.Cut(raw, []byte{'.'})
-	dst = append(dst, intPart...)
-	dst = append(dst, '.')
-	switch len(frac) {
+	return appendJSONString(dst, fmt.Sprint(v))
+}
+
+// appendBool writes a boolean column: bool (PostgreSQL), 0/1 (SQLite) or
+// "0"/"1" (MySQL TINYINT(1)).
+func appendBool(dst []byte, v any) []byte {
+	t := false
+	switch x := v.(type) {
+	case bool:
+		t = x
+	case int64:
+		t = x != 0
+	case []byte:
+		t = len(x) > 0 && string(x) != "0"
+	case nil:
+		return append(dst, "null"...)
+	}
+	if t {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
+
+// appendDateTime writes a DATETIME/TIMESTAMP column (a time.Time from every
+// driver here) as "2006-01-02 15:04:05" in UTC, with a fraction only when
+// there is one.
+func appendDateTime(dst []byte, v any) []byte {
+	t, ok := v.(time.Time)
+	if !ok {
+		return appendText(dst, v)
+	}
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		dst = append(dst, '"')
+		dst = t.AppendFormat(dst, "2006-01-02 15:04:05.999999999")
+		return append(dst, '"')
+	}
+	h, mi, sec := t.Clock()
+	dst = append(dst, '"', byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), ' ',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [9]byte
+		for i := 8; i >= 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 9
+		for frac[n-1] == '0' {
+			n--
+		}
+		dst = append(dst, '.')
+		dst = append(dst, frac[:n]...)
+	}
+	return append(dst, '"')
+}
+
+// appendScale2 writes decimal digits with exactly two decimals.
+func appendScale2[T string | []byte](dst []byte, raw T) []byte {
+	dot := -1
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case 'e', 'E':
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil {
+				return appendJSONString(dst, raw)
+			}
+			return strconv.AppendFloat(dst, f, 'f', 2, 64)
+		case '.':
+			dot = i
+		}
+	}
+	if dot < 0 {
+		dst = append(dst, raw...)
+		return append(dst, ".00"...)
+	}
+	dst = append(dst, raw...)
+	switch len(raw) - dot - 1 {
 	case 0:
 		return append(dst, "00"...)
 	case 1:
-		return append(dst, frac[0], '0')
+		return append(dst, '0')
 	}
-	return append(dst, frac...)
+	return dst
 }
 
 const hexDigits = "0123456789abcdef"
@@ -376,7 +459,7 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a JSON string escaped as encoding/json
 // escapes it: quotes, backslashes and control characters, <, > and & as
 // \u003c, \u003e and \u0026, U+2028 and U+2029, invalid UTF-8 as U+FFFD.
-func appendJSONString(dst, s []byte) []byte {
+func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -406,7 +489,8 @@ func appendJSONString(dst, s []byte) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
+		var rb [utf8.UTFMax]byte
+		r, size := utf8.DecodeRune(rb[:copy(rb[:], s[i:])])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
