@@ -46,7 +46,8 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	dir := t.TempDir()
 	cfg := proxy.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx := t.Context()
-	if _, err := proxy.Init(ctx, cfg, store.InitOptions{Email: "a@b.co", Password: "password-1"}); err != nil {
+	seed, err := proxy.Init(ctx, cfg, store.InitOptions{Email: "a@b.co", Password: "password-1"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(ctx, proxy.DefaultSystemDB(dir))
@@ -72,9 +73,14 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 		body   string
 		err    error
 	}
+	base := "http://" + addr.String() + "/api/v2"
+	token := adminToken(t, base, seed.AdminAPIKey, "a@b.co", "password-1")
 	resc := make(chan result, 1)
 	go func() {
-		resp, err := http.Get("http://" + addr.String() + "/api/v2/slow")
+		req, _ := http.NewRequest("GET", base+"/slow", nil)
+		req.Header.Set("X-Platform-API-Key", seed.AdminAPIKey)
+		req.Header.Set("X-Platform-Session-Token", token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			resc <- result{err: err}
 			return
@@ -83,7 +89,11 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resc <- result{status: resp.StatusCode, body: string(b)}
 	}()
-	<-typ.started
+	select {
+	case <-typ.started:
+	case res := <-resc:
+		t.Fatalf("request answered before reaching the backend: %+v", res)
+	}
 	stop() // what SIGTERM does through signal.NotifyContext
 	time.AfterFunc(200*time.Millisecond, func() { close(typ.release) })
 	res := <-resc
@@ -96,6 +106,27 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	if _, err := http.Get("http://" + addr.String() + "/healthz"); err == nil {
 		t.Fatal("server still accepting after shutdown")
 	}
+}
+
+// adminToken signs in as an administrator and returns the session token.
+func adminToken(t *testing.T, base, key, email, password string) string {
+	t.Helper()
+	body := strings.NewReader(`{"email":"` + email + `","password":"` + password + `"}`)
+	req, _ := http.NewRequest("POST", base+"/system/admin/session", body)
+	req.Header.Set("X-Platform-API-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct {
+		SessionToken string `json:"session_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil || s.SessionToken == "" {
+		t.Fatalf("admin login: status %d, %v", resp.StatusCode, err)
+	}
+	return s.SessionToken
 }
 
 // TestBinary builds the binary and drives init and serve the way the
