@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +174,28 @@ func TestPercentile(t *testing.T) {
 	}
 	if percentile(nil, 0.5) != 0 {
 		t.Error("percentile of nothing")
+	}
+}
+
+func TestVerifySame(t *testing.T) {
+	srv := func(body string) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+		t.Cleanup(s.Close)
+		return s.URL
+	}
+	same, other, posted := srv(`{"resource":[{"id":1}]}`), srv(`{"resource":[{"id":2}]}`), srv(`{"resource":[{"id":1}]}`)
+	get := func(u string) reqSpec { return reqSpec{Method: http.MethodGet, URL: u} }
+	p, b := &side{res: &sideResult{}}, &side{res: &sideResult{}}
+	if err := verifySame(t.Context(), get(same), get(posted), false, p, b); err != nil {
+		t.Errorf("equal answers: %v", err)
+	}
+	if err := verifySame(t.Context(), get(same), get(other), false, p, b); err == nil || !strings.Contains(err.Error(), "differ at byte 19") {
+		t.Errorf("different answers: %v", err)
+	}
+	if err := verifySame(t.Context(), get(same), get(other), true, p, b); err != nil {
+		t.Errorf("writes are compared with ids masked: %v", err)
+	}
+	if p.res.BodyBytes != 23 {
+		t.Errorf("body bytes %d", p.res.BodyBytes)
 	}
 }

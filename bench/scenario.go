@@ -70,12 +70,7 @@ func (e *env) get(url string, h http.Header) reqSpec {
 // without touching the database, against a server that writes the same
 // bytes. The difference is the pipeline: routing, API key, session token,
 // RBAC, limits, request id, metrics.
-func pipelineTargets(e *env, _ dialects.Kind) ([]reqSpec, []reqSpec) {
-	kind := dialects.SQLite
-	for k := range e.inst.services {
-		kind = k
-		break
-	}
+func pipelineTargets(e *env, kind dialects.Kind) ([]reqSpec, []reqSpec) {
 	return []reqSpec{e.get(e.api(kind, ""), e.inst.headers())}, []reqSpec{e.get(e.baseURL+"/trivial", nil)}
 }
 
