@@ -71,10 +71,13 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 		if !ok || isNull(v) {
 			continue
 		}
-		var n json.Number
+		// Decoding into any keeps strings strings: "3" is not an id.
+		var x any
 		dec := json.NewDecoder(bytes.NewReader(v))
 		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
+		_ = dec.Decode(&x) // v is valid JSON: it came out of an object
+		n, isNumber := x.(json.Number)
+		if !isNumber {
 			problems = append(problems, fmt.Errorf("%s must be a positive integer or null", k))
 			continue
 		}
