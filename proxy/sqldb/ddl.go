@@ -48,7 +48,7 @@ func (op *schemaOp) empty() bool {
 // The introspection cache is refreshed here and on every other instance
 // (the service's schema epoch moves) whenever something may have changed.
 func (b *Backend) applySchema(ctx context.Context, db *bun.DB, svc *store.Service, ops []*schemaOp) error {
-	ops = slices.DeleteFunc(ops, (*schemaOp).empty)
+	ops = slices.DeleteFunc(slices.Clone(ops), (*schemaOp).empty)
 	if len(ops) == 0 {
 		return nil
 	}

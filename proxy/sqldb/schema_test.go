@@ -3,13 +3,17 @@ package sqldb_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
+	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
 // getJSON calls GET and decodes the body, failing unless the status is 200.
@@ -289,4 +293,192 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestSchemaRead reads tables, fields and relations of the fixture.
+func TestSchemaRead(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		for _, s := range []step{
+			{name: "list", method: "GET", path: "_schema", status: 200,
+				want: `{"resource":[{"name":"customer"},{"name":"nokey"},{"name":"order_tag"},{"name":"orders"},{"name":"tag"}]}`},
+			{name: "list fields", method: "GET", path: "_schema?fields=name,label", status: 200,
+				want: `{"resource":[{"name":"customer","label":"Customer"},{"name":"nokey","label":"Nokey"},{"name":"order_tag","label":"Order Tag"},{"name":"orders","label":"Orders"},{"name":"tag","label":"Tag"}]}`},
+			{name: "list ids", method: "GET", path: "_schema?ids=tag,order_tag&fields=name,primary_key", status: 200,
+				want: `{"resource":[{"name":"tag","primary_key":["id"]},{"name":"order_tag","primary_key":["order_id","tag_id"]}]}`},
+			{name: "list all", method: "GET", path: "_schema?fields=*", status: 200, contains: []string{`"name":"nokey"`, `"primary_key":[]`, `"field":[{"alias":null,"name":"a"`}},
+			{name: "table", method: "GET", path: "_schema/customer", status: 200, contains: []string{
+				`{"alias":null,"name":"customer","label":"Customer","description":null,"native":[],"plural":"Customer","is_view":false,"primary_key":["id"],"name_field":null,"field":[`,
+				`{"alias":null,"name":"id","label":"Id","description":null,"native":[],"type":"id",`,
+				`"name":"email","label":"Email","description":null,"native":[],"type":"string"`,
+				`"length":128,"precision":null,"scale":null,"default":null,"required":false,"allow_null":true,"fixed_length":false,"supports_multibyte":false,"auto_increment":false,"is_primary_key":false,"is_unique":true`,
+				`"name":"balance"`, `"precision":10,"scale":2`,
+				`"name":"active"`, `"default":true,"required":false,"allow_null":false`,
+				`"picklist":null,"validation":null,"db_function":null,"is_virtual":false,"is_aggregate":false}`,
+				`"related":[{"alias":null,"name":"orders_by_customer_id","label":"Orders By Customer Id","description":null,"native":[],"type":"has_many","field":"id","is_virtual":false,"ref_service_id":`,
+				`"constraints":{`}},
+			{name: "table fields", method: "GET", path: "_schema/customer?fields=name,primary_key,is_view", status: 200, want: `{"name":"customer","primary_key":["id"],"is_view":false}`},
+			{name: "table any case", method: "GET", path: "_schema/CUSTOMER?fields=name", status: 200, want: `{"name":"customer"}`},
+			{name: "field list", method: "GET", path: "_schema/nokey/_field?fields=name,type,length,required", status: 200,
+				want: `{"resource":[{"name":"a","type":"integer","length":null,"required":false},{"name":"b","type":"string","length":10,"required":false}]}`},
+			{name: "field", method: "GET", path: "_schema/orders/_field/customer_id?fields=name,type,is_foreign_key,ref_table,ref_field", status: 200,
+				want: `{"name":"customer_id","type":"reference","is_foreign_key":true,"ref_table":"customer","ref_field":"id"}`},
+			{name: "field older path", method: "GET", path: "_schema/orders/total?fields=name,type,default,precision,scale", status: 200,
+				want: `{"name":"total","type":"decimal","default":0.00,"precision":10,"scale":2}`},
+			{name: "relations", method: "GET", path: "_schema/tag/_related?fields=name,type,field,ref_table,ref_field,junction_table,junction_field,junction_ref_field", status: 200,
+				want: `{"resource":[{"name":"order_tag_by_tag_id","type":"has_many","field":"id","ref_table":"order_tag","ref_field":"tag_id","junction_table":null,"junction_field":null,"junction_ref_field":null},` +
+					`{"name":"orders_by_order_tag","type":"many_many","field":"id","ref_table":"orders","ref_field":"id","junction_table":"order_tag","junction_field":"tag_id","junction_ref_field":"order_id"}]}`},
+			{name: "relation", method: "GET", path: "_schema/orders/_related/customer_by_customer_id?fields=name,type,field,ref_table,ref_field", status: 200,
+				want: `{"name":"customer_by_customer_id","type":"belongs_to","field":"customer_id","ref_table":"customer","ref_field":"id"}`},
+			{name: "refresh", method: "GET", path: "_schema/tag?refresh=true&fields=name", status: 200, want: `{"name":"tag"}`},
+			{name: "unknown table", method: "GET", path: "_schema/nosuch", status: 404, contains: []string{`Table \"nosuch\" does not exist in the database.`}},
+			{name: "unknown field", method: "GET", path: "_schema/tag/_field/nosuch", status: 404, contains: []string{"Field 'nosuch' not found in table 'tag'."}},
+			{name: "unknown relation", method: "GET", path: "_schema/tag/_related/nosuch", status: 404, contains: []string{"Relation 'nosuch' not found in table 'tag'."}},
+			{name: "too deep", method: "GET", path: "_schema/tag/_field/label/x", status: 404},
+			{name: "unknown below a table", method: "GET", path: "_schema/tag/x/y", status: 404},
+		} {
+			status, body := e.do(t, s.method, q(s.path), nil)
+			checkStep(t, s, status, body)
+		}
+	})
+}
+
+// TestSchemaRoundTrip sends every table object read with GET back with
+// PATCH and PUT: nothing changes.
+func TestSchemaRoundTrip(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		for _, table := range []string{"customer", "nokey", "order_tag", "orders", "tag"} {
+			before := e.mustDo(t, 200, "GET", "_schema/"+table, nil)
+			var o any
+			if err := json.Unmarshal([]byte(before), &o); err != nil {
+				t.Fatal(err)
+			}
+			for _, method := range []string{"PATCH", "PUT"} {
+				checkStep(t, step{name: method + " " + table, status: 200, want: `{"name":"` + table + `"}`}, 200, e.mustDo(t, 200, method, "_schema/"+table, o))
+				if after := e.mustDo(t, 200, "GET", "_schema/"+table, nil); after != before {
+					t.Errorf("%s %s changed it:\n%s\n%s", method, table, before, after)
+				}
+			}
+		}
+		e.mustDo(t, 200, "PUT", "_schema", e.getJSON(t, "_schema?fields=*"))
+		e.mustDo(t, 200, "GET", "_table/order_tag?ids='1,2'", nil)
+	})
+}
+
+// TestSchemaFields adds, alters and drops single fields, and checks the
+// requests the schema API refuses.
+func TestSchemaFields(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		steps := []step{
+			{name: "add", method: "POST", path: "_schema/tag/_field", body: list(obj("name", "color", "type", "string", "length", 16, "default", "red")),
+				status: 200, want: `{"resource":[{"name":"color"}]}`},
+			{name: "default filled", method: "GET", path: "_table/tag/1", status: 200, want: `{"id":1,"label":"red","color":"red"}`},
+			{name: "add twice", method: "POST", path: "_schema/tag/_field", body: list(obj("name", "Color", "type", "string")),
+				status: 400, contains: []string{"Field 'color' already exists in table 'tag'."}},
+			{name: "add or alter", method: "PUT", path: "_schema/tag/_field?fields=name,type,length", body: obj("resource", list(obj("name", "color", "length", 20), obj("name", "weight", "type", "integer"))),
+				status: 200, want: `{"resource":[{"name":"color","type":"string","length":20},{"name":"weight","type":"integer","length":null}]}`},
+			{name: "alter missing", method: "PATCH", path: "_schema/tag/_field", body: list(obj("name", "nosuch", "type", "integer")),
+				status: 404, contains: []string{"Field 'nosuch' not found in table 'tag'."}},
+			{name: "remove default", method: "PATCH", path: "_schema/tag/_field/color", body: obj("default", nil), status: 200, want: `{"name":"color"}`},
+			{name: "default removed", method: "GET", path: "_schema/tag/_field/color?fields=default,length", status: 200, want: `{"default":null,"length":20}`},
+			{name: "alter one", method: "PUT", path: "_schema/tag/_field/weight?fields=name,type", body: obj("type", "bigint"), status: 200, want: `{"name":"weight","type":"bigint"}`},
+			{name: "rename refused", method: "PATCH", path: "_schema/tag/_field/weight", body: obj("name", "mass"), status: 400, contains: []string{"fields cannot be renamed"}},
+			{name: "create one", method: "POST", path: "_schema/tag/_field/size", body: obj("db_type", "varchar(40)"), status: 200, want: `{"name":"size"}`},
+			{name: "simple type from db_type", method: "GET", path: "_schema/tag/size?fields=type,length", status: 200, want: `{"type":"string","length":40}`},
+			{name: "drop several", method: "DELETE", path: "_schema/tag/_field?ids=weight,SIZE", status: 200, want: `{"resource":[{"name":"weight"},{"name":"size"}]}`},
+			{name: "drop one", method: "DELETE", path: "_schema/tag/_field/color", status: 200, want: `{"success":true}`},
+			{name: "tag as it was", method: "GET", path: "_table/tag/1", status: 200, want: `{"id":1,"label":"red"}`},
+			{name: "drop unknown", method: "DELETE", path: "_schema/tag/_field/nosuch", status: 404},
+			{name: "drop without names", method: "DELETE", path: "_schema/tag/_field", status: 400, contains: []string{"No fields named"}},
+
+			{name: "create without body", method: "POST", path: "_schema", status: 400, contains: []string{"No data in schema create request."}},
+			{name: "create without fields", method: "POST", path: "_schema", body: list(obj("name", "empty")), status: 400,
+				contains: []string{"No valid fields exist in the received table schema."}},
+			{name: "create without type", method: "POST", path: "_schema", body: list(obj("name", "t1", "field", list(obj("name", "a")))), status: 400,
+				contains: []string{`field \"a\": type is required`}},
+			{name: "create existing", method: "POST", path: "_schema", body: list(obj("name", "Customer", "field", list(obj("name", "id", "type", "id")))), status: 400,
+				contains: []string{"A table with name 'customer' already exist in the database."}},
+			{name: "create existing by path", method: "POST", path: "_schema/tag", body: obj("field", list(obj("name", "id", "type", "id"))), status: 400,
+				contains: []string{"A table with name 'tag' already exist in the database."}},
+			{name: "check_exist merges", method: "POST", path: "_schema?check_exist=true", body: list(obj("name", "tag", "field", list(obj("name", "note", "type", "text")))), status: 200,
+				want: `{"resource":[{"name":"tag"}]}`},
+			{name: "merged", method: "GET", path: "_table/tag/1", status: 200, want: `{"id":1,"label":"red","note":null}`},
+			{name: "create by path", method: "POST", path: "_schema/kv?fields=name,primary_key", body: obj("field", list(obj("name", "k", "type", "string", "length", 20, "is_primary_key", true), obj("name", "v", "type", "json"))),
+				status: 200, want: `{"name":"kv","primary_key":["k"]}`},
+			{name: "json field", method: "POST", path: "_table/kv", body: res(rec("k", "a", "v", obj("x", 1))), status: 200, want: `{"resource":[{"k":"a"}]}`},
+			{name: "json read", method: "GET", path: "_table/kv/a", status: 200, want: `{"k":"a","v":{"x":1}}`},
+			{name: "rename table refused", method: "PUT", path: "_schema/kv", body: obj("name", "other", "field", list(obj("name", "k"))), status: 400, contains: []string{"tables cannot be renamed"}},
+			{name: "replace without fields", method: "PUT", path: "_schema/kv", body: obj("label", "KV"), status: 400, contains: []string{"needs its field list"}},
+			{name: "update unknown table", method: "PATCH", path: "_schema/nosuch", body: obj("field", list(obj("name", "a", "type", "integer"))), status: 404},
+			{name: "patch creates nothing", method: "PATCH", path: "_schema", body: list(obj("name", "nosuch", "field", list(obj("name", "a", "type", "integer")))), status: 404},
+			{name: "put creates", method: "PUT", path: "_schema", body: list(obj("name", "made", "field", list(obj("name", "id", "type", "id")))), status: 200,
+				want: `{"resource":[{"name":"made"}]}`},
+			{name: "invalid names", method: "POST", path: "_schema", body: list(obj("name", "a.b", "field", list(obj("name", "x", "type", "integer")))), status: 400,
+				contains: []string{"contains '.', '/' or"}},
+			{name: "virtual relation refused", method: "POST", path: "_schema/tag/_related", body: list(obj("name", "v", "is_virtual", true)), status: 400, contains: []string{"virtual relations"}},
+			{name: "has_many refused", method: "POST", path: "_schema/tag/_related", body: list(obj("type", "has_many", "field", "id", "ref_table", "orders", "ref_field", "id")), status: 400,
+				contains: []string{"only belongs_to"}},
+			{name: "relation update refused", method: "PATCH", path: "_schema/tag/_related", body: list(obj("name", "x")), status: 400, contains: []string{"relations follow from foreign keys"}},
+			{name: "drop tables without names", method: "DELETE", path: "_schema", status: 400},
+			{name: "drop tables by body", method: "DELETE", path: "_schema", body: list("made", obj("name", "kv")), status: 200, want: `{"resource":[{"name":"made"},{"name":"kv"}]}`},
+		}
+		for _, s := range steps {
+			status, body := e.do(t, s.method, q(s.path), s.body)
+			checkStep(t, s, status, body)
+		}
+	})
+}
+
+// TestSchemaSecondInstance changes a table through one instance and reads
+// it through another on the same system database, which sees the change
+// within a second (its reload interval is the default).
+func TestSchemaSecondInstance(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		b, err := proxy.New(t.Context(), proxy.Config{DataDir: t.TempDir(), Store: e.in.Store, Logger: proxytest.Logger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(b)
+		defer func() {
+			hs.Close()
+			b.Close()
+		}()
+		other := &env{kind: e.kind, db: e.db, in: &proxytest.Instance{Server: hs, Proxy: b, Store: e.in.Store, AdminKey: e.in.AdminKey}}
+		other.c = &proxytest.Client{Inst: other.in, APIKey: e.c.APIKey, Session: e.c.Session}
+
+		// The second instance reads (and caches) the table first.
+		if got := other.mustDo(t, 200, "GET", "_schema/tag?fields=field", nil); strings.Contains(got, "weight") {
+			t.Fatalf("weight before it was added: %s", got)
+		}
+		other.mustDo(t, 200, "GET", "_table/tag/1", nil)
+
+		sees := func(path, text string, want bool) {
+			t.Helper()
+			start := time.Now()
+			for {
+				_, got := other.do(t, "GET", path, nil)
+				if strings.Contains(got, text) == want {
+					break
+				}
+				if time.Since(start) > 5*time.Second {
+					t.Fatalf("the second instance did not see the change: %s", got)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("the second instance saw the change after %v", took)
+			}
+		}
+		e.mustDo(t, 200, "POST", "_schema/tag/_field", list(obj("name", "weight", "type", "integer", "default", 3)))
+		sees("_schema/tag", `"name":"weight"`, true)
+		checkStep(t, step{name: "new field in records", status: 200, want: `{"id":1,"label":"red","weight":3}`}, 200, other.mustDo(t, 200, "GET", "_table/tag/1", nil))
+
+		e.mustDo(t, 200, "POST", "_schema", list(obj("name", "fresh", "field", list(obj("name", "id", "type", "id")))))
+		sees("_schema", `"fresh"`, true)
+		e.mustDo(t, 200, "DELETE", "_schema/tag/_field/weight", nil)
+		sees("_table/tag/1", `"weight"`, false)
+	})
 }
