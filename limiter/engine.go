@@ -382,11 +382,34 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 		return Decision{}, err
 	}
 	d := Decision{Allowed: true, Outcomes: make([]Outcome, len(app))}
-	for i, r := range app {
-		key := r.key(gens, req.UserID)
-		count, reset, err := e.store.hit(ctx, key, r.limit.Period)
-		if err != nil {
+	var batch struct {
+		keys           []string
+		periods        []Period
+		counts, resets []int64
+	}
+	if len(app) > 1 && e.store.batchable() {
+		// One round trip to Redis for all the request's limits.
+		n := len(app)
+		batch.keys, batch.periods = make([]string, n), make([]Period, n)
+		batch.counts, batch.resets = make([]int64, n), make([]int64, n)
+		for i, r := range app {
+			batch.keys[i], batch.periods[i] = r.key(gens, req.UserID), r.limit.Period
+		}
+		if err := e.store.hitMany(ctx, batch.keys, batch.periods, batch.counts, batch.resets); err != nil {
 			return Decision{}, err
+		}
+	}
+	for i, r := range app {
+		var key string
+		var count, reset int64
+		if batch.keys != nil {
+			key, count, reset = batch.keys[i], batch.counts[i], batch.resets[i]
+		} else {
+			key = r.key(gens, req.UserID)
+			count, reset, err = e.store.hit(ctx, key, r.limit.Period)
+			if err != nil {
+				return Decision{}, err
+			}
 		}
 		o := &d.Outcomes[i]
 		*o = Outcome{Limit: r.limit, Key: key, Count: count, Remaining: max(r.limit.Rate-count, 0), Reset: reset, Exceeded: count > r.limit.Rate}

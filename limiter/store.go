@@ -51,6 +51,7 @@ type Store struct {
 
 	// rdb and genKey are set for a Redis store.
 	rdb     redis.UniversalClient
+	prefix  string
 	genKey  string
 	refresh time.Duration
 
@@ -129,6 +130,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Redis
 		backend: backend,
 		kind:    "redis",
 		rdb:     client,
+		prefix:  opts.Prefix,
 		genKey:  opts.Prefix + ":" + generationKey,
 		refresh: opts.RefreshInterval,
 	}
