@@ -60,7 +60,9 @@
 // Windows are fixed and start at a counter's first request (ulule's model):
 // minute 60 s, hour, day 24 h, 7-day and 30-day (custom ulule Rates, since
 // NewRateFromFormatted has no weeks). Each applicable limit's counter is
-// incremented atomically (one Lua script per counter on Redis), and a request
+// incremented atomically (on Redis, one Lua script call per request counts
+// every applicable limit: ulule's increment script extended to several keys;
+// a Redis Cluster falls back to one call per counter), and a request
 // is rejected when any counter went above its rate. Every applicable limit
 // counts every request, rejected ones included, as DreamFactory does; so
 // with one limit of rate N exactly N concurrent requests pass, and no limit
