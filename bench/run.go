@@ -117,7 +117,11 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 		}
 		for _, s := range order {
 			r.prog.step(fmt.Sprintf("%s %s %d/%d", label, s.name, round+1, r.set.Rounds))
-			if err := r.measure(ctx, s, per, sc.name+"-"+engine); err != nil {
+			prof := sc.name
+			if sc.perEngine {
+				prof += "-" + engine
+			}
+			if err := r.measure(ctx, s, per, fmt.Sprintf("%s-r%d", prof, round+1)); err != nil {
 				return nil, err
 			}
 		}
