@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -203,7 +204,7 @@ func (s *Service) now() time.Time { return s.opts.Now().UTC() }
 // reference to the store, so the store can be collected.
 type shared struct {
 	secretMu sync.Mutex
-	secret   []byte
+	secret   atomic.Pointer[[]byte]
 	cache    *verifyCache
 	throttle *Throttle
 }
@@ -236,10 +237,13 @@ func sharedFor(st *store.Store) *shared {
 // (creating it when init never ran).
 func (s *Service) signingKey(ctx context.Context) ([]byte, error) {
 	sh := s.shared
+	if k := sh.secret.Load(); k != nil {
+		return *k, nil
+	}
 	sh.secretMu.Lock()
 	defer sh.secretMu.Unlock()
-	if sh.secret != nil {
-		return sh.secret, nil
+	if k := sh.secret.Load(); k != nil {
+		return *k, nil
 	}
 	v, err := s.st.Setting(ctx, store.SettingJWTSecret)
 	if errors.Is(err, store.ErrNotFound) {
@@ -251,6 +255,7 @@ func (s *Service) signingKey(ctx context.Context) ([]byte, error) {
 	if len(v) < 32 {
 		return nil, errors.New("auth: the signing secret in the system database is shorter than 32 characters")
 	}
-	sh.secret = []byte(v)
-	return sh.secret, nil
+	k := []byte(v)
+	sh.secret.Store(&k)
+	return k, nil
 }

@@ -202,7 +202,7 @@ func (s *Service) RevokeUser(ctx context.Context, userID int64) error {
 
 // verifyCache keeps recent row and user reads per jti.
 type verifyCache struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]*rowState
 }
 
@@ -210,15 +210,13 @@ const maxCacheEntries = 100_000
 
 func newVerifyCache() *verifyCache { return &verifyCache{m: map[string]*rowState{}} }
 
+// get returns a fresh entry. Stale entries stay until put replaces them
+// or a sweep drops them, so that readers share the lock.
 func (c *verifyCache) get(jti string, ttl time.Duration) (*rowState, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
 	st, ok := c.m[jti]
-	if !ok {
-		return nil, false
-	}
-	if time.Since(st.at) >= ttl {
-		delete(c.m, jti)
+	c.mu.RUnlock()
+	if !ok || time.Since(st.at) >= ttl {
 		return nil, false
 	}
 	return st, true
