@@ -110,6 +110,7 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 	c := &Claims{}
 	_, err = jwt.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithStrictDecoding(),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(s.opts.Leeway),
@@ -141,6 +142,7 @@ func (s *Service) parseExpired(ctx context.Context, token string) (*Claims, erro
 	c := &Claims{}
 	_, err = jwt.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithStrictDecoding(),
 		jwt.WithoutClaimsValidation(),
 	)
 	if err != nil {
