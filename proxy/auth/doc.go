@@ -13,9 +13,8 @@
 // nbf (= iat), exp, sub (the MD5 hex of the user's e-mail, so an e-mail
 // change retires old tokens) and forever (always false), plus
 // browser_session for a duration-0 login. Parsing always pins the method to
-// HS256, decodes strictly (no twin encodings of one token) and requires
-// exp; a small leeway (Options.Leeway, 5 s) absorbs clock
-// skew between instances.
+// HS256, decodes strictly (no twin encodings of one token) and requires exp;
+// a small leeway (Options.Leeway, 5 s) absorbs clock skew between instances.
 //
 // Every issued token is also a row of the session table (store.Session,
 // keyed by jti). Logout, refresh (the old token), password change and reset
