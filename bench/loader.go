@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,14 +103,21 @@ func runAttack(j job, progress func(int64)) (*attackResult, error) {
 		pacer = vegeta.Rate{Freq: j.Rate, Per: time.Second}
 		maxWorkers = uint64(workers * 8) // room to keep the rate when answers slow down
 	}
+	// The client is ours so that the job's connections are closed when it
+	// ends: left open, each would keep a server goroutine alive for the
+	// rest of the run and skew the next measurements.
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: int(maxWorkers),
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
 	atk := vegeta.NewAttacker(
+		vegeta.Client(&http.Client{Transport: tr, Timeout: 30 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}),
 		vegeta.Workers(uint64(workers)),
 		vegeta.MaxWorkers(maxWorkers),
-		vegeta.Connections(int(maxWorkers)),
-		vegeta.KeepAlive(true),
-		vegeta.Redirects(vegeta.NoFollow),
 		vegeta.MaxBody(0), // read and discard: bodies are checked before the load
-		vegeta.Timeout(30*time.Second),
 	)
 	targets := make([]vegeta.Target, len(j.Targets))
 	for i, t := range j.Targets {
