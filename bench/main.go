@@ -58,10 +58,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fs.PrintDefaults()
 	}
 	o := &options{}
-	fs.DurationVar(&o.set.Duration, "duration", 2*time.Second, "max-rate load per server and scenario (split into -rounds)")
+	fs.DurationVar(&o.set.Duration, "duration", 3*time.Second, "max-rate load per server and scenario (split into -rounds)")
 	fs.DurationVar(&o.set.Latency, "latency", time.Second, "constant-rate load per server and scenario, for p50/p99")
 	fs.DurationVar(&o.set.Warmup, "warmup", 500*time.Millisecond, "unmeasured load per server before each scenario")
-	fs.IntVar(&o.set.Rounds, "rounds", 2, "rounds the max-rate load is split into, servers alternating")
+	fs.IntVar(&o.set.Rounds, "rounds", 3, "rounds the max-rate load is split into, servers alternating")
 	fs.IntVar(&o.set.Workers, "workers", 16, "concurrent connections of the max-rate load")
 	fs.IntVar(&o.set.Rows, "rows", 10000, "rows seeded into the item table")
 	fs.BoolVar(&o.set.Quick, "quick", false, "smoke run for CI: short loads, 2000 rows")
