@@ -190,7 +190,8 @@ func (b *Backend) applySQLite(ctx context.Context, db *bun.DB, d dialects.Dialec
 // applyMySQL makes the changes on MySQL: new tables first (dropped again
 // if anything after them fails), then every change of an existing table
 // is checked before the first is made, each table's in one statement.
-// It reports whether anything may have changed.
+// It reports whether anything may have changed (tables created and
+// dropped again count: the cache may have seen them).
 func (b *Backend) applyMySQL(ctx context.Context, db *bun.DB, d dialects.Dialect, ops []*schemaOp) (bool, error) {
 	ta, _ := d.(dialects.TableAlterer)
 	var created []string
@@ -224,7 +225,7 @@ func (b *Backend) applyMySQL(ctx context.Context, db *bun.DB, d dialects.Dialect
 		}
 		if err := applyOp(ctx, d, db, op); err != nil {
 			undo()
-			return false, err
+			return len(created) > 0, err
 		}
 		created = append(created, op.create.Name)
 	}
@@ -235,13 +236,13 @@ func (b *Backend) applyMySQL(ctx context.Context, db *bun.DB, d dialects.Dialect
 		s, err := d.Introspect(ctx, db)
 		if err != nil {
 			undo()
-			return false, err
+			return len(created) > 0, err
 		}
 		for _, op := range rest {
 			if !op.alter.Empty() {
 				if err := ta.CheckAlterTable(s, op.table, op.alter); err != nil {
 					undo()
-					return false, &opError{table: op.table, err: err}
+					return len(created) > 0, &opError{table: op.table, err: err}
 				}
 			}
 		}
@@ -251,7 +252,7 @@ func (b *Backend) applyMySQL(ctx context.Context, db *bun.DB, d dialects.Dialect
 		if err := applyOp(ctx, d, db, op); err != nil {
 			if i == 0 {
 				undo()
-				return false, err
+				return len(created) > 0, err
 			}
 			return true, &partialError{done: append(created, done...), err: err}
 		}

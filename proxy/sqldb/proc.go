@@ -377,6 +377,30 @@ func (c *callReq) choose(cands []*dialects.Routine, title string) (*dialects.Rou
 	if len(fit) == 1 {
 		return fit[0], nil
 	}
+	// Prefer the one version whose inputs are exactly those given (the
+	// others having defaults).
+	var exact []*dialects.Routine
+	for _, rt := range fit {
+		all, pos := true, 0
+		for _, p := range rt.Params {
+			if !p.IsInput() {
+				continue
+			}
+			_, named := c.named[strings.ToLower(p.Name)]
+			_, queried := c.query[strings.ToLower(p.Name)]
+			given := pos < len(c.positional) || p.Name != "" && (named || queried)
+			pos++
+			if !given && !p.HasDefault {
+				all = false
+			}
+		}
+		if all {
+			exact = append(exact, rt)
+		}
+	}
+	if len(exact) == 1 {
+		return exact[0], nil
+	}
 	return nil, apierr.BadRequest("%s '%s' has %d versions with different parameters and the parameters given do not tell which to call; name every parameter.", title, cands[0].Name, len(cands))
 }
 

@@ -31,6 +31,11 @@ BEGIN tax := amount * 0.1; total := total + amount + tax; END $$`,
 			`CREATE FUNCTION older_than(min_age integer) RETURNS TABLE(id integer, name varchar) LANGUAGE sql AS $$
 SELECT id, name FROM customer WHERE age > min_age ORDER BY id $$`,
 			`CREATE FUNCTION plus_ten(a integer, b integer DEFAULT 10) RETURNS integer LANGUAGE sql AS $$ SELECT a + b $$`,
+			`CREATE FUNCTION over(a integer) RETURNS text LANGUAGE sql AS $$ SELECT 'one' $$`,
+			`CREATE FUNCTION over(a integer, b integer) RETURNS text LANGUAGE sql AS $$ SELECT 'two' $$`,
+			`CREATE FUNCTION over(a varchar, b varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'text' $$`,
+			`CREATE FUNCTION unnamed(integer, integer) RETURNS integer LANGUAGE sql AS $$ SELECT $1 * $2 $$`,
+			`CREATE FUNCTION pair(x integer, OUT doubled integer, OUT tripled integer) LANGUAGE sql AS $$ SELECT x * 2, x * 3 $$`,
 		}
 	case dialects.MySQL:
 		stmts = []string{
@@ -146,11 +151,17 @@ func TestRoutines(t *testing.T) {
 				e.mustDo(t, 200, "GET", "_proc/two_sets", nil))
 		} else {
 			checkStep(t, step{name: "parameter default", status: 200, want: `12`}, 200, e.mustDo(t, 200, "GET", "_func/plus_ten?a=2", nil))
+			checkStep(t, step{name: "overload by names", status: 200, want: `"one"`}, 200, e.mustDo(t, 200, "GET", "_func/over?a=1", nil))
+			checkStep(t, step{name: "overload by count", status: 200, want: `"one"`}, 200, e.mustDo(t, 200, "POST", "_func/over", obj("params", list(1))))
+			status, body := e.do(t, "GET", "_func/over?a=1&b=2", nil)
+			checkStep(t, step{name: "overload ambiguous", status: 400, contains: []string{"has 3 versions"}}, status, body)
+			checkStep(t, step{name: "unnamed parameters", status: 200, want: `42`}, 200, e.mustDo(t, 200, "POST", "_func/unnamed", obj("params", list(6, 7))))
+			checkStep(t, step{name: "OUT parameters of a function", status: 200, want: `{"resource":[{"doubled":10,"tripled":15}]}`}, 200, e.mustDo(t, 200, "GET", "_func/pair?x=5", nil))
 		}
 
 		// Listing.
 		procs := `{"resource":[{"name":"add_tax"},{"name":"echo"},{"name":"fail_proc"},{"name":"touch_tag"}]}`
-		funcs := `{"resource":[{"name":"add_nums"},{"name":"greet"},{"name":"is_adult"},{"name":"older_than"},{"name":"plus_ten"}]}`
+		funcs := `{"resource":[{"name":"add_nums"},{"name":"greet"},{"name":"is_adult"},{"name":"older_than"},{"name":"over"},{"name":"pair"},{"name":"plus_ten"},{"name":"unnamed"}]}`
 		if e.kind == dialects.MySQL {
 			procs = `{"resource":[{"name":"add_tax"},{"name":"echo"},{"name":"fail_proc"},{"name":"older_than"},{"name":"touch_tag"},{"name":"two_sets"}]}`
 			funcs = `{"resource":[{"name":"add_nums"},{"name":"greet"},{"name":"is_adult"}]}`

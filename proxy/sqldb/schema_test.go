@@ -482,3 +482,42 @@ func TestSchemaSecondInstance(t *testing.T) {
 		sees("_table/tag/1", `"weight"`, false)
 	})
 }
+
+// TestSchemaSeveralTables changes several tables in one request. On
+// PostgreSQL and SQLite a failure leaves every table as it was. MySQL
+// commits DDL statement by statement: tables it created are dropped again,
+// but an existing table changed before the failing one keeps its change,
+// and the error says so.
+func TestSchemaSeveralTables(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		status, body := e.do(t, "PATCH", "_schema", list(
+			obj("name", "tag", "field", list(obj("name", "note", "type", "text"))),
+			obj("name", "customer", "field", list(obj("name", "name", "type", "integer"))),
+		))
+		if status != 400 {
+			t.Fatalf("PATCH two tables: %d %s", status, body)
+		}
+		tag := e.mustDo(t, 200, "GET", "_table/tag/1", nil)
+		if cfg.Kind == dialects.MySQL {
+			checkStep(t, step{name: "partial", status: 400, contains: []string{"the changes of 'tag' were made before this failure and are kept", `"context":{"changed":["tag"]}`}}, status, body)
+			checkStep(t, step{name: "tag changed", status: 200, want: `{"id":1,"label":"red","note":null}`}, 200, tag)
+		} else {
+			checkStep(t, step{name: "tag unchanged", status: 200, want: `{"id":1,"label":"red"}`}, 200, tag)
+		}
+		checkStep(t, step{name: "customer unchanged", status: 200, contains: []string{`"name":"Alice"`}}, 200, e.mustDo(t, 200, "GET", "_table/customer/1", nil))
+
+		// A second new table the database refuses (MySQL: a row too large).
+		wide := list(obj("name", "id", "type", "id"))
+		for i := 0; i < 5; i++ {
+			wide = append(wide, obj("name", fmt.Sprintf("s%d", i), "type", "string", "length", 16000))
+		}
+		status, body = e.do(t, "POST", "_schema", list(obj("name", "first", "field", list(obj("name", "id", "type", "id"))), obj("name", "wide", "field", wide)))
+		if cfg.Kind == dialects.MySQL {
+			checkStep(t, step{name: "wide refused", status: 400, contains: []string{"Table 'wide'", "The database refused the schema change"}}, status, body)
+			e.mustDo(t, 404, "GET", "_schema/first", nil)
+		} else {
+			checkStep(t, step{name: "wide created", status: 200, want: `{"resource":[{"name":"first"},{"name":"wide"}]}`}, status, body)
+		}
+	})
+}
