@@ -111,6 +111,7 @@ func idExpired(t *testing.T, in *proxytest.Instance, admin bool, email, password
 // TestSessionStates walks every row of the spec's session token state
 // table, for the administrator and the user endpoints.
 func TestSessionStates(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
 		in := proxytest.Start(t, sys, nil)
 		idAddUser(t, in, idUserEmail, idUserPassword)
@@ -189,6 +190,7 @@ func TestSessionStates(t *testing.T) {
 // TestEndpointNeeds checks the spec's Authentication item 5 table and the
 // messages of items 4 and 7.
 func TestEndpointNeeds(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
 		in := proxytest.Start(t, sys, nil)
 		idAddUser(t, in, idUserEmail, idUserPassword)
@@ -263,6 +265,7 @@ func TestEndpointNeeds(t *testing.T) {
 // TestTokensAcrossInstances: a token issued by one instance is accepted by
 // a second sharing the system database, and refused by both after logout.
 func TestTokensAcrossInstances(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
 		a := proxytest.Start(t, sys, nil)
 		b := proxytest.Start(t, sys, nil) // its own store on the same database
@@ -292,7 +295,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 				}
 				time.Sleep(25 * time.Millisecond)
 			}
-			if took := time.Since(start); took > auth.DefaultCacheTTL+500*time.Millisecond {
+			if took := time.Since(start); took > auth.DefaultCacheTTL+time.Second {
 				t.Errorf("the logout took %v to reach B", took)
 			}
 		}
@@ -313,6 +316,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 
 // TestUserService covers the user service's own resources end to end.
 func TestUserService(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
 		in := proxytest.Start(t, sys, nil)
 		ctx := t.Context()
@@ -451,6 +455,7 @@ func (l *lockedBuffer) String() string {
 // TestPasswordResetAndSecretsInLogs resets a password with an e-mailed code,
 // throttles guessing, and checks that no credential reaches the log.
 func TestPasswordResetAndSecretsInLogs(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
 		box := &mailbox{}
 		logs := &lockedBuffer{}
@@ -504,6 +509,7 @@ func TestPasswordResetAndSecretsInLogs(t *testing.T) {
 // TestResetWithoutEmailService: with no e-mail service able to send, a
 // reset is refused as DreamFactory does and logged without a code.
 func TestResetWithoutEmailService(t *testing.T) {
+	t.Parallel()
 	logs := &lockedBuffer{}
 	in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))

@@ -14,6 +14,7 @@ import (
 )
 
 func TestPasswordChange(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		tok := e.login(false, userEmail, userPassword, nil)
@@ -80,6 +81,7 @@ func TestPasswordChange(t *testing.T) {
 }
 
 func TestPasswordReset(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		h := e.svc.Password(false)
@@ -179,6 +181,7 @@ func TestPasswordReset(t *testing.T) {
 }
 
 func TestPasswordResetWithoutMailer(t *testing.T) {
+	t.Parallel()
 	for _, mailer := range []string{"none", "unavailable"} {
 		t.Run(mailer, func(t *testing.T) {
 			e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *Options) {
@@ -211,6 +214,7 @@ func (unavailable) SendMail(_ context.Context, _ Mail) error { return ErrNoMaile
 func (unavailable) CanSend(int64) bool                       { return false }
 
 func TestMailerFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	e.mail.err = errors.New("smtp: connection refused")
 	r := e.do(e.svc.Password(false), req{target: "/?reset=true", body: map[string]any{"email": userEmail}})
@@ -220,6 +224,7 @@ func TestMailerFailure(t *testing.T) {
 }
 
 func TestSecurityAnswer(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		tok := e.login(false, userEmail, userPassword, nil)
@@ -249,6 +254,7 @@ func TestSecurityAnswer(t *testing.T) {
 }
 
 func TestCodes(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 200 {
 		c := newCode()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRegistrationClosed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	r := e.do(e.svc.Register(), req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}})
 	if r.status != http.StatusForbidden || r.msg(t) != MsgRegistrationClosed {
@@ -20,6 +21,7 @@ func TestRegistrationClosed(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		var roleID int64
 		e := newEnv(t, cfg, func(o *Options) {
@@ -98,6 +100,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestRegisterWithConfirmation(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		emailSvc := int64(6)
 		e := newEnv(t, cfg, func(o *Options) {
@@ -140,6 +143,7 @@ func TestRegisterWithConfirmation(t *testing.T) {
 }
 
 func TestRegisterNeedsAMailerForConfirmation(t *testing.T) {
+	t.Parallel()
 	emailSvc := int64(6)
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *Options) {
 		o.Registration = Registration{Open: true, EmailServiceID: &emailSvc}
@@ -156,6 +160,7 @@ func TestRegisterNeedsAMailerForConfirmation(t *testing.T) {
 }
 
 func TestProfile(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		tok := e.login(false, userEmail, userPassword, nil)

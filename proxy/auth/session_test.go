@@ -17,6 +17,7 @@ import (
 )
 
 func TestLoginResponseAndClaims(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		r := e.do(e.svc.Login(true), req{body: map[string]any{"email": adminEmail, "password": adminPassword}})
@@ -102,6 +103,7 @@ func sortStrings(s []string) []string {
 }
 
 func TestLoginFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	// bun writes DEFAULT (true) for a false is_active on insert: update it.
 	if _, err := e.st.DB.NewInsert().Model(&store.User{Name: "Off", Email: "off@example.com",
@@ -160,6 +162,7 @@ func TestLoginFailures(t *testing.T) {
 }
 
 func TestRoleOfTheSession(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		ctx := t.Context()
@@ -216,6 +219,7 @@ func TestRoleOfTheSession(t *testing.T) {
 }
 
 func TestSessionInfo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	admin := e.login(true, adminEmail, adminPassword, nil)
 	user := e.login(false, userEmail, userPassword, nil)
@@ -259,6 +263,7 @@ func TestSessionInfo(t *testing.T) {
 }
 
 func TestTokenExpiresWithTheClock(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		short := e.login(false, userEmail, userPassword, map[string]any{"duration": 5})
@@ -290,6 +295,7 @@ func TestTokenExpiresWithTheClock(t *testing.T) {
 }
 
 func TestBrowserSession(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		r := e.do(e.svc.Login(false), req{body: map[string]any{"email": userEmail, "password": userPassword, "duration": 0}})
@@ -332,6 +338,7 @@ func TestBrowserSession(t *testing.T) {
 }
 
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		old := e.login(false, userEmail, userPassword, map[string]any{"duration": 60})
@@ -392,6 +399,7 @@ func TestRefresh(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, func(o *Options) { o.CacheTTL = 0 }) // with the cache on
 		tok := e.login(true, adminEmail, adminPassword, nil)
@@ -419,6 +427,7 @@ func TestLogout(t *testing.T) {
 }
 
 func TestParseRejectsForgedTokens(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	ctx := t.Context()
 	key, err := e.svc.signingKey(ctx)
@@ -486,6 +495,7 @@ func TestParseRejectsForgedTokens(t *testing.T) {
 }
 
 func TestRevocationAcrossInstances(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		a := newEnv(t, cfg, func(o *Options) { o.CacheTTL = 0 })
 		// A second instance: its own store on the same database.
@@ -520,13 +530,14 @@ func TestRevocationAcrossInstances(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if el := time.Since(start); el > DefaultCacheTTL+500*time.Millisecond {
+		if el := time.Since(start); el > DefaultCacheTTL+time.Second {
 			t.Errorf("revocation took %v to reach the other instance", el)
 		}
 	})
 }
 
 func TestSecretCreatedWhenMissingAndShared(t *testing.T) {
+	t.Parallel()
 	cfg := dbtest.Fresh(t, dialects.SQLite)
 	ctx := t.Context()
 	st1, err := store.OpenConfig(ctx, cfg)
@@ -558,6 +569,7 @@ func TestSecretCreatedWhenMissingAndShared(t *testing.T) {
 }
 
 func TestNewValidatesOptions(t *testing.T) {
+	t.Parallel()
 	st, err := store.OpenConfig(t.Context(), dbtest.Fresh(t, dialects.SQLite))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestThrottle(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	th := NewThrottle(ThrottleOptions{AccountFree: 3, AddressFree: 5, Window: time.Hour, Base: time.Second, Max: 8 * time.Second, Now: c.Now})
 	k := Keys{Account: "a@x", Address: "10.0.0.1"}
@@ -61,6 +62,7 @@ func TestThrottle(t *testing.T) {
 }
 
 func TestThrottleBoundsMemory(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	th := NewThrottle(ThrottleOptions{MaxKeys: 10, Window: time.Minute, Now: c.Now})
 	for i := range 50 {
@@ -77,6 +79,7 @@ func TestThrottleBoundsMemory(t *testing.T) {
 }
 
 func TestClientAddr(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"192.0.2.1:1234":         "192.0.2.1",
 		"[2001:db8::1]:443":      "2001:db8::/64",
@@ -95,6 +98,7 @@ func TestClientAddr(t *testing.T) {
 }
 
 func TestLoginThrottled(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, nil)
 		h := e.svc.Login(false)
@@ -138,6 +142,7 @@ func TestLoginThrottled(t *testing.T) {
 }
 
 func TestNoSecretsInLogs(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		e := newEnv(t, cfg, func(o *Options) { o.Registration = Registration{Open: true} })
 		secrets := []string{userPassword, adminPassword, "guess-guess-1", "changed-pass-1", "register-pass-1"}
