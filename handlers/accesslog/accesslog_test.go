@@ -1,0 +1,83 @@
+package accesslog_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/portcullis-dev/portcullis/handlers/accesslog"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+)
+
+func TestLogsMetricsAndRedaction(t *testing.T) {
+	var buf bytes.Buffer
+	reg := prometheus.NewRegistry()
+	stage, err := accesslog.New(accesslog.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := stage(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accesslog.SetService(r.Context(), "db")
+		if r.URL.Path == "/boom" {
+			apierr.Write(w, apierr.Internal(errors.New("database exploded")))
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	for _, target := range []string{"/ok?api_key=SECRETKEY&session_token=SECRETTOKEN&limit=5", "/boom"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
+	}
+	logs := buf.String()
+	if strings.Contains(logs, "SECRETKEY") || strings.Contains(logs, "SECRETTOKEN") {
+		t.Fatalf("credentials in the access log:\n%s", logs)
+	}
+	if !strings.Contains(logs, `limit=5`) || !strings.Contains(logs, `"status":500`) || !strings.Contains(logs, "database exploded") {
+		t.Fatalf("access log misses the query, the 500 or its cause:\n%s", logs)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := 0
+	for _, mf := range mfs {
+		if mf.GetName() == "portcullis_http_requests_total" {
+			for _, m := range mf.GetMetric() {
+				series++
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "service" && l.GetValue() != "db" {
+						t.Errorf("service label %q, want db", l.GetValue())
+					}
+				}
+			}
+		}
+	}
+	if series != 2 {
+		t.Fatalf("%d request series, want 2 (200 and 500)", series)
+	}
+	if _, err := accesslog.New(accesslog.Options{}); err == nil {
+		t.Fatal("New without a logger succeeded")
+	}
+}
+
+func TestRedactQuery(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"a=1", "a=1"},
+		{"API_KEY=x&b=2", "API_KEY=%2A%2A%2A&b=2"},
+		{"password=p&reset_code=c", "password=%2A%2A%2A&reset_code=%2A%2A%2A"},
+		{"%zz", "(unparsable)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := accesslog.RedactQuery(tt.in); got != tt.want {
+				t.Fatalf("RedactQuery(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
