@@ -39,7 +39,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("starts a whole instance and a load generator; skipped with -short")
 	}
 	o := &options{
-		set: settings{Duration: 300 * time.Millisecond, Latency: 150 * time.Millisecond, Warmup: 50 * time.Millisecond,
+		set: settings{Duration: 300 * time.Millisecond, Latency: 150 * time.Millisecond, LatencyLoad: 0.4, Warmup: 50 * time.Millisecond,
 			Rounds: 1, Workers: 4, Rows: 1000, Quick: true},
 		engines:   []dialects.Kind{dialects.SQLite},
 		scenarios: []string{"pipeline", "page25"},
@@ -146,6 +146,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "engine without DSN", args: []string{"-engines", "pgsql"}, wantErr: "engine pgsql needs " + envPostgres},
 		{name: "unknown engine", args: []string{"-engines", "oracle"}, wantErr: `unknown engine "oracle"`},
 		{name: "bad numbers", args: []string{"-rounds", "0", "-rows", "10"}, wantErr: "-rows must be at least 1000"},
+		{name: "bad latency load", args: []string{"-latency-load", "1.5"}, wantErr: "-latency-load must be in (0, 1]"},
 		{name: "extra arguments", args: []string{"now"}, wantErr: "unexpected arguments"},
 	}
 	for _, c := range cases {

@@ -331,3 +331,17 @@ func (in *instance) checkLive(ctx context.Context) error {
 func (in *instance) headers() http.Header {
 	return http.Header{"X-Platform-Api-Key": {in.appKey}, "X-Platform-Session-Token": {in.session}}
 }
+
+// learnTrivial hands the baseline the bytes of Portcullis's answer to the
+// pipeline scenario's call.
+func (in *instance) learnTrivial(ctx context.Context, kind dialects.Kind, b *baseline) error {
+	status, body, err := fetch(ctx, reqSpec{Method: http.MethodGet, URL: in.url + "/api/v2/" + in.services[kind], Header: in.headers()})
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("GET /api/v2/%s: %d %s", in.services[kind], status, bytes.TrimSpace(body))
+	}
+	b.trivialBody.Store(&body)
+	return nil
+}

@@ -20,10 +20,13 @@ type settings struct {
 	Duration time.Duration `json:"duration"` // of max-rate load per side
 	Warmup   time.Duration `json:"warmup"`   // per side, not measured
 	Latency  time.Duration `json:"latency"`  // of constant-rate load per side
-	Rounds   int           `json:"rounds"`   // the max-rate load is split into rounds, sides alternating
-	Workers  int           `json:"workers"`  // concurrent connections
-	Rows     int           `json:"rows"`     // seeded rows
-	Quick    bool          `json:"quick"`
+	// LatencyLoad is the constant rate as a fraction of the lower of the
+	// two max-rate throughputs.
+	LatencyLoad float64 `json:"latency_load"`
+	Rounds      int     `json:"rounds"`  // the max-rate load is split into rounds, sides alternating
+	Workers     int     `json:"workers"` // concurrent connections
+	Rows        int     `json:"rows"`    // seeded rows
+	Quick       bool    `json:"quick"`
 	// profileDir, when set, receives CPU and allocation profiles of each
 	// Portcullis max-rate run.
 	profileDir string
@@ -132,7 +135,7 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 			return nil, fmt.Errorf("%s: %s failed %d of %d requests:%s", label, s.name, s.res.Failed, s.res.Requests, codesText(s.tput...))
 		}
 	}
-	rate := int(0.5 * min(p.res.RPS, b.res.RPS))
+	rate := int(r.set.LatencyLoad * min(p.res.RPS, b.res.RPS))
 	rate = max(rate, 20)
 	out.LatencyRate = rate
 	for _, s := range []*side{b, p} {
