@@ -203,6 +203,7 @@ const anyAge time.Duration = -1
 // cached or when the cached one is older than maxAge (anyAge: any cached
 // schema will do).
 func (b *Backend) loadSchema(ctx context.Context, db *bun.DB, maxAge time.Duration) (*dialects.Schema, error) {
+	b.syncSchemaEpoch()
 	if c := b.schema.Load(); c != nil && (maxAge < 0 || time.Since(c.at) < maxAge) {
 		return c.s, nil
 	}
@@ -217,11 +218,14 @@ func (b *Backend) loadSchema(ctx context.Context, db *bun.DB, maxAge time.Durati
 	if d == nil {
 		return nil, unavailable(b.name, errors.New("pool closed"))
 	}
+	epoch := b.currentEpoch()
 	s, err := d.Introspect(ctx, db)
 	if err != nil {
 		return nil, b.dbError(fmt.Errorf("introspect: %w", err))
 	}
-	b.schema.Store(&cachedSchema{s: s, at: time.Now()})
+	if b.currentEpoch() == epoch {
+		b.schema.Store(&cachedSchema{s: s, at: time.Now()})
+	}
 	return s, nil
 }
 
@@ -245,7 +249,6 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) error {
 	if verb == http.MethodHead {
 		verb = http.MethodGet
 	}
-	b.syncSchemaEpoch(t.Service)
 	if len(seg) == 0 {
 		if verb != http.MethodGet {
 			return apierr.BadRequest("%s requests without a resource are not currently supported by the '%s' service.", verb, b.name)

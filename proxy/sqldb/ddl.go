@@ -16,7 +16,6 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // schemaOp is one table's part of a schema change request.
@@ -47,7 +46,7 @@ func (op *schemaOp) empty() bool {
 //
 // The introspection cache is refreshed here and on every other instance
 // (the service's schema epoch moves) whenever something may have changed.
-func (b *Backend) applySchema(ctx context.Context, db *bun.DB, svc *store.Service, ops []*schemaOp) error {
+func (b *Backend) applySchema(ctx context.Context, db *bun.DB, ops []*schemaOp) error {
 	ops = slices.DeleteFunc(slices.Clone(ops), (*schemaOp).empty)
 	if len(ops) == 0 {
 		return nil
@@ -79,7 +78,7 @@ func (b *Backend) applySchema(ctx context.Context, db *bun.DB, svc *store.Servic
 		changed = err == nil
 	}
 	if changed {
-		b.schemaChanged(ctx, svc)
+		b.schemaChanged(ctx)
 	}
 	return b.ddlError(err)
 }

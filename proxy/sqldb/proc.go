@@ -37,14 +37,18 @@ var routineMaxAge = 10 * time.Second
 // loadRoutines returns the database's routines, read again when the cached
 // list is older than maxAge.
 func (b *Backend) loadRoutines(ctx context.Context, db *bun.DB, rr dialects.RoutineReader, maxAge time.Duration) ([]*dialects.Routine, error) {
+	b.syncSchemaEpoch()
 	if c := b.sync.routines.Load(); c != nil && time.Since(c.at) < maxAge {
 		return c.list, nil
 	}
+	epoch := b.currentEpoch()
 	list, err := rr.Routines(ctx, db)
 	if err != nil {
 		return nil, b.dbError(fmt.Errorf("list routines: %w", err))
 	}
-	b.sync.routines.Store(&cachedRoutines{list: list, at: time.Now()})
+	if b.currentEpoch() == epoch {
+		b.sync.routines.Store(&cachedRoutines{list: list, at: time.Now()})
+	}
 	return list, nil
 }
 

@@ -423,7 +423,7 @@ func (q *schemaReq) updateTables(ctx context.Context, replace bool) error {
 
 // applyAndList makes the changes and lists the tables.
 func (q *schemaReq) applyAndList(ctx context.Context, ops []*schemaOp) error {
-	if err := q.b.applySchema(ctx, q.db, q.svc, ops); err != nil {
+	if err := q.b.applySchema(ctx, q.db, ops); err != nil {
 		return err
 	}
 	names := make([]string, len(ops))
@@ -534,7 +534,7 @@ func (q *schemaReq) createTable(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{op}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{op}); err != nil {
 		return err
 	}
 	return q.oneTable(ctx, op.table)
@@ -558,7 +558,7 @@ func (q *schemaReq) updateTable(ctx context.Context, name string, replace bool) 
 	if err != nil {
 		return err
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{op}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{op}); err != nil {
 		return err
 	}
 	return q.oneTable(ctx, t.Name)
@@ -570,7 +570,7 @@ func (q *schemaReq) dropTable(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{{table: t.Name, drop: true}}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{{table: t.Name, drop: true}}); err != nil {
 		return err
 	}
 	return writeJSON(q.w, map[string]any{"success": true})
@@ -648,7 +648,7 @@ func (q *schemaReq) dropTables(ctx context.Context) error {
 		ops[i] = &schemaOp{table: t.Name, drop: true}
 		out[i] = map[string]string{"name": t.Name}
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, ops); err != nil {
+	if err := q.b.applySchema(ctx, q.db, ops); err != nil {
 		return err
 	}
 	return writeJSON(q.w, map[string]any{"resource": out})
@@ -710,7 +710,7 @@ func (q *schemaReq) writeFields(ctx context.Context, table, one string) error {
 	if err != nil {
 		return err
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{op}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{op}); err != nil {
 		return err
 	}
 	s, err := q.b.loadSchema(ctx, q.db, anyAge)
@@ -766,7 +766,7 @@ func (q *schemaReq) dropFields(ctx context.Context, table string, names []string
 			out = append(out, map[string]string{"name": c.Name})
 		}
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{op}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{op}); err != nil {
 		return err
 	}
 	if single {
@@ -817,7 +817,7 @@ func (q *schemaReq) addRelations(ctx context.Context, table string) error {
 	if len(op.fks) == 0 {
 		return apierr.BadRequest("No data in relation create request.")
 	}
-	if err := q.b.applySchema(ctx, q.db, q.svc, []*schemaOp{op}); err != nil {
+	if err := q.b.applySchema(ctx, q.db, []*schemaOp{op}); err != nil {
 		return err
 	}
 	s, err := q.b.loadSchema(ctx, q.db, anyAge)

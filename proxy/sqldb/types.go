@@ -49,5 +49,10 @@ func (t *Type) New(_ context.Context, svc *store.Service, deps service.Deps) (se
 	if err != nil {
 		return nil, err
 	}
-	return newBackend(t.kind, svc.Name, cfg, deps)
+	b, err := newBackend(t.kind, svc.Name, cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	b.sync.serviceID = svc.ID
+	return b, nil
 }
