@@ -116,6 +116,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T, cfg dialects.Config, adjust func(*Options)) *env {
+	_ = store.SetPasswordCost(bcrypt.MinCost)
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.OpenConfig(ctx, cfg)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // Profile is the signed-in user's own record as DreamFactory shows it.
@@ -113,7 +114,7 @@ func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bo
 			next.SecurityAnswer = ""
 			cols = append(cols, "security_answer")
 		default:
-			h, err := bcrypt.GenerateFromPassword([]byte(ans), bcrypt.DefaultCost)
+			h, err := bcrypt.GenerateFromPassword([]byte(ans), store.PasswordCost())
 			if err != nil {
 				problems["security_answer"] = append(problems["security_answer"], "may not be longer than 72 bytes")
 				break

@@ -75,7 +75,7 @@ func (s *Service) Register() apierr.HandlerFunc {
 			}
 		}
 		if answer != "" {
-			h, err := bcrypt.GenerateFromPassword([]byte(answer), bcrypt.DefaultCost)
+			h, err := bcrypt.GenerateFromPassword([]byte(answer), store.PasswordCost())
 			if err != nil {
 				return apierr.BadRequest("Validation failed").WithContext(map[string][]string{"security_answer": {"may not be longer than 72 bytes"}})
 			}

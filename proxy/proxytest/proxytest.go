@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
 	"github.com/portcullis-dev/portcullis/proxy"
@@ -41,6 +43,9 @@ type Instance struct {
 // serves it until the test ends. adjust, when set, may change the Config.
 func Start(t testing.TB, sys dialects.Config, adjust func(*proxy.Config), opts ...proxy.Option) *Instance {
 	t.Helper()
+	// Full-cost bcrypt makes every sign-in and password change take a
+	// second under the race detector; tests do not need it.
+	_ = store.SetPasswordCost(bcrypt.MinCost)
 	ctx := t.Context()
 	st, err := store.OpenConfig(ctx, sys)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -128,11 +129,36 @@ func HashPassword(password string) (string, error) {
 	if len([]rune(password)) < MinPasswordLength || len(password) > 72 {
 		return "", ErrWeakPassword
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost())
 	if err != nil {
 		return "", fmt.Errorf("store: hash password: %w", err)
 	}
 	return string(h), nil
+}
+
+// passwordCost is the bcrypt cost set by SetPasswordCost; zero means
+// bcrypt.DefaultCost.
+var passwordCost atomic.Int32
+
+// PasswordCost is the bcrypt cost of new password and secret hashes:
+// bcrypt.DefaultCost unless SetPasswordCost changed it.
+func PasswordCost() int {
+	if c := passwordCost.Load(); c != 0 {
+		return int(c)
+	}
+	return bcrypt.DefaultCost
+}
+
+// SetPasswordCost sets the bcrypt cost of new hashes. Tests lower it to
+// bcrypt.MinCost so that signing in and changing passwords under the race
+// detector stays fast; a production instance keeps the default. Existing
+// hashes keep the cost they were made with.
+func SetPasswordCost(cost int) error {
+	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		return fmt.Errorf("store: bcrypt cost %d outside %d..%d", cost, bcrypt.MinCost, bcrypt.MaxCost)
+	}
+	passwordCost.Store(int32(cost))
+	return nil
 }
 
 // dummyHash is compared against when a user does not exist, so that a login

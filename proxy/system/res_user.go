@@ -59,7 +59,7 @@ func secretCodec() fieldOpt {
 		if len(s) > 72 {
 			return fmt.Errorf("must have at most 72 bytes")
 		}
-		h, err := bcrypt.GenerateFromPassword([]byte(s), bcrypt.DefaultCost)
+		h, err := bcrypt.GenerateFromPassword([]byte(s), store.PasswordCost())
 		if err != nil {
 			return fmt.Errorf("could not be hashed")
 		}
