@@ -120,7 +120,8 @@ type RoutineReader interface {
 }
 
 // SortRoutines orders routines as [RoutineReader.Routines] returns them:
-// by name (case-insensitively, then byte-wise), type and specific name.
+// by name (case-insensitively, then byte-wise), type and specific name
+// (shorter first, so that numeric ones sort as numbers).
 func SortRoutines(list []*Routine) {
 	slices.SortFunc(list, func(a, b *Routine) int {
 		if c := compareNames(a.Name, b.Name); c != 0 {
@@ -128,6 +129,10 @@ func SortRoutines(list []*Routine) {
 		}
 		if c := strings.Compare(string(a.Type), string(b.Type)); c != 0 {
 			return c
+		}
+		// Specific names may be numbers (PostgreSQL oids): shorter first.
+		if len(a.Specific) != len(b.Specific) {
+			return len(a.Specific) - len(b.Specific)
 		}
 		return strings.Compare(a.Specific, b.Specific)
 	})
