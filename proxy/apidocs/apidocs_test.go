@@ -50,6 +50,25 @@ func TestDatabaseDocumentsMatchGolden(t *testing.T) {
 			if routines == (cfg.Kind == dialects.SQLite) {
 				t.Errorf("_proc/_func documented = %v on %s", routines, cfg.Kind)
 			}
+			if cfg.Kind != dialects.SQLite {
+				for _, want := range []string{"get /_func/add_nums", "post /_func/add_nums", "get /_proc/add_tax", "post /_proc/add_tax"} {
+					if !ops[want] {
+						t.Errorf("missing routine operation %s", want)
+					}
+				}
+				get := doc["paths"].(map[string]any)["/_func/add_nums"].(map[string]any)["get"].(map[string]any)
+				var params []string
+				for _, p := range get["parameters"].([]any) {
+					params = append(params, p.(map[string]any)["name"].(string))
+				}
+				if diff := cmp.Diff([]string{"a", "b"}, params); diff != "" {
+					t.Errorf("add_nums query parameters (-want +got):\n%s", diff)
+				}
+				res := get["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+				if res["type"] != "integer" {
+					t.Errorf("add_nums result schema = %v", res)
+				}
+			}
 			comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
 			cust := comps["customer"].(map[string]any)
 			props := cust["properties"].(map[string]any)

@@ -58,6 +58,23 @@ func fixture(t testing.TB, kind dialects.Kind, db *bun.DB) {
 			('Alice', 'alice@example.com', 30, TRUE, 120.50, 4.5, '1994-03-01', '2024-01-15 10:30:00', 'likes tea'),
 			('Bob', 'bob@example.com', 25, FALSE, 0.00, 3.25, '1999-12-31', '2024-02-01 08:00:00', NULL)`,
 	}
+	switch kind {
+	case dialects.Postgres:
+		stmts = append(stmts,
+			`CREATE FUNCTION add_nums(a integer, b integer) RETURNS integer LANGUAGE sql AS $$ SELECT a + b $$`,
+			`CREATE FUNCTION rich(min_balance numeric) RETURNS TABLE(id integer, name varchar) LANGUAGE sql AS $$
+SELECT id, name FROM customer WHERE balance > min_balance ORDER BY id $$`,
+			`CREATE FUNCTION over(a integer) RETURNS text LANGUAGE sql AS $$ SELECT 'one' $$`,
+			`CREATE FUNCTION over(a varchar, b varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'two' $$`,
+			`CREATE PROCEDURE add_tax(IN amount numeric, INOUT total numeric, OUT tax numeric) LANGUAGE plpgsql AS $$
+BEGIN tax := amount * 0.1; total := total + amount + tax; END $$`)
+	case dialects.MySQL:
+		stmts = append(stmts,
+			`CREATE FUNCTION add_nums(a INT, b INT) RETURNS INT DETERMINISTIC RETURN a + b`,
+			`CREATE PROCEDURE add_tax(IN amount DECIMAL(10,2), INOUT total DECIMAL(10,2), OUT tax DECIMAL(10,2))
+BEGIN SET tax = amount * 0.1; SET total = total + amount + tax; END`,
+			`CREATE PROCEDURE rich(IN min_balance DECIMAL(10,2)) BEGIN SELECT id, name FROM customer WHERE balance > min_balance ORDER BY id; END`)
+	}
 	for _, s := range stmts {
 		if _, err := db.ExecContext(t.Context(), s); err != nil {
 			t.Fatalf("fixture %s: %v\n%s", kind, err, s)

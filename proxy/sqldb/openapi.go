@@ -31,11 +31,22 @@ func (b *Backend) OpenAPI(ctx context.Context) (*openapi3.T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return documentSchema(b.kind, b.cfg.MaxRecords, s), nil
+	var routines []*dialects.Routine
+	if rr, ok := b.routineReader(); ok {
+		// A database whose routines cannot be listed (privileges) is still
+		// documented, with the generic routine paths only.
+		if list, err := b.loadRoutines(ctx, db, rr, routineMaxAge); err == nil {
+			routines = list
+		} else {
+			b.log.Warn("routines left out of the API document", "error", err)
+		}
+	}
+	return documentSchema(b.kind, b.cfg.MaxRecords, s, routines), nil
 }
 
-// documentSchema builds the document of a database with schema s.
-func documentSchema(kind dialects.Kind, maxRecords int, s *dialects.Schema) *openapi3.T {
+// documentSchema builds the document of a database with schema s and the
+// stored routines listed.
+func documentSchema(kind dialects.Kind, maxRecords int, s *dialects.Schema, routines []*dialects.Routine) *openapi3.T {
 	if maxRecords <= 0 {
 		maxRecords = DefaultMaxRecords
 	}
@@ -48,7 +59,7 @@ func documentSchema(kind dialects.Kind, maxRecords int, s *dialects.Schema) *ope
 		d.table(t)
 	}
 	d.schemaPaths()
-	d.routinePaths()
+	d.routinePaths(routines)
 	return doc
 }
 
@@ -566,22 +577,28 @@ func (d *dbDoc) schemaPaths() {
 	fields := service.SchemaRef(compFieldDefs)
 	field := service.SchemaRef(compFieldDef)
 
+	names := service.SchemaRef(service.SchemaResourceList)
+	namesOr := "Answers the names ({\"resource\":[{\"name\":…}]}); fields=* answers the definitions as they now are."
 	add("/_schema", http.MethodGet, "getSchema", "List the tables' schemas",
-		"The tables and views: names by default, definitions with fields=* or ids=table,…", openapi3.Parameters{paramRef("fields"), paramRef("ids"), refreshParam, paramRef("as_list")},
+		"The tables and views: names by default, definitions with fields=* (or a list of keys) or ids=table,…", openapi3.Parameters{paramRef("fields"), paramRef("ids"), refreshParam, paramRef("as_list")},
 		nil, service.SchemaRef(compTableList), all)
 	add("/_schema", http.MethodPost, "createTables", "Create tables",
-		"Creates tables from definitions {\"resource\":[{name, label, field:[{name, type, length?, …}]}]}.", nil,
-		service.JSONBody("The table definitions.", true, tables), tables, append(all, http.StatusConflict))
+		"Creates tables from definitions {\"resource\":[{name, label, field:[{name, type, length?, …}]}]}; check_exist=true alters a table that exists instead of refusing it. "+namesOr,
+		openapi3.Parameters{paramRef("fields"), service.QueryParam("check_exist", "Alter tables that exist instead of refusing them.", openapi3.NewBoolSchema())},
+		service.JSONBody("The table definitions.", true, tables), names, append(all, http.StatusConflict))
 	add("/_schema", http.MethodPut, "replaceTables", "Create or replace tables",
-		"Creates the tables that do not exist and alters the fields of those that do.", nil,
-		service.JSONBody("The table definitions.", true, tables), tables, append(all, http.StatusConflict))
+		"Creates the tables that do not exist and gives those that do the fields listed (fields not listed are dropped). "+namesOr, openapi3.Parameters{paramRef("fields")},
+		service.JSONBody("The table definitions.", true, tables), names, append(all, http.StatusConflict))
 	add("/_schema", http.MethodPatch, "updateTables", "Update tables",
-		"Adds and alters fields of existing tables.", nil,
-		service.JSONBody("The table definitions.", true, tables), tables, append(withNotFound, http.StatusConflict))
+		"Adds and changes the fields listed of existing tables. "+namesOr, openapi3.Parameters{paramRef("fields")},
+		service.JSONBody("The table definitions.", true, tables), names, append(withNotFound, http.StatusConflict))
+	add("/_schema", http.MethodDelete, "dropTables", "Drop tables",
+		"Drops the tables named by ids or by the body, all or none. Answers their names.", openapi3.Parameters{paramRef("ids")},
+		service.JSONBody("The tables to drop ({\"resource\":[{\"name\":…}]}), when ids is not given.", false, names), names, append(withNotFound, http.StatusConflict))
 
 	tp := "/_schema/{table_name}"
 	add(tp, http.MethodGet, "describeTable", "Describe a table",
-		"The table's definition: fields, primary key, indexes and relations.", openapi3.Parameters{tableParam, refreshParam}, nil, table, withNotFound)
+		"The table's definition: name, label, plural, is_view, primary key, fields, relations and constraints.", openapi3.Parameters{tableParam, refreshParam}, nil, table, withNotFound)
 	add(tp, http.MethodPost, "createTable", "Create a table",
 		"Creates the table from its definition.", openapi3.Parameters{tableParam},
 		service.JSONBody("The table definition.", true, table), table, append(all, http.StatusConflict))
@@ -610,6 +627,8 @@ func (d *dbDoc) schemaPaths() {
 	ffp := fp + "/{field_name}"
 	add(ffp, http.MethodGet, "describeField", "Describe a field", "The field's definition.",
 		openapi3.Parameters{tableParam, fieldParam, refreshParam}, nil, field, withNotFound)
+	add(ffp, http.MethodPost, "createField", "Add a field", "Adds the field to the table (409 when it exists).",
+		openapi3.Parameters{tableParam, fieldParam}, service.JSONBody("The field definition.", true, field), field, append(withNotFound, http.StatusConflict))
 	add(ffp, http.MethodPut, "replaceField", "Alter a field", "Gives the field the definition sent.",
 		openapi3.Parameters{tableParam, fieldParam}, service.JSONBody("The field definition.", true, field), field, append(withNotFound, http.StatusConflict))
 	add(ffp, http.MethodPatch, "updateField", "Alter a field", "Changes the properties sent.",
@@ -620,29 +639,63 @@ func (d *dbDoc) schemaPaths() {
 	rels := openapi3.NewSchemaRef("", wrapped(service.SchemaRef(compRelDef), "Relations, {\"resource\":[…]}."))
 	add(tp+"/_related", http.MethodGet, "describeRelations", "Describe a table's relations",
 		"The relations derived from the foreign keys of and to the table.", openapi3.Parameters{tableParam, refreshParam}, nil, rels, withNotFound)
+	belongs := openapi3.NewObjectSchema().
+		WithProperty("field", openapi3.NewStringSchema()).
+		WithProperty("ref_table", openapi3.NewStringSchema()).
+		WithProperty("ref_field", openapi3.NewStringSchema()).
+		WithProperty("ref_on_delete", openapi3.NewStringSchema().WithEnum("NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT")).
+		WithProperty("ref_on_update", openapi3.NewStringSchema().WithEnum("NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT"))
+	belongs.Required = []string{"field", "ref_table"}
+	add(tp+"/_related", http.MethodPost, "createRelations", "Add belongs_to relations",
+		"Each belongs_to relation {field, ref_table, ref_field, ref_on_delete, ref_on_update} becomes a foreign key of the table.",
+		openapi3.Parameters{tableParam}, service.JSONBody("The relations.", true, openapi3.NewSchemaRef("", wrapped(openapi3.NewSchemaRef("", belongs), "Relations to add."))),
+		rels, append(withNotFound, http.StatusConflict))
 	add(tp+"/_related/{relation_name}", http.MethodGet, "describeRelation", "Describe a relation", "One relation of the table.",
 		openapi3.Parameters{tableParam, relParam, refreshParam}, nil, service.SchemaRef(compRelDef), withNotFound)
 }
 
-// routinePaths documents _proc and _func.
-func (d *dbDoc) routinePaths() {
+// routinePaths documents _proc and _func: the list, a path per routine
+// (its parameters and result) and the generic call path for routines
+// created later.
+func (d *dbDoc) routinePaths(routines []*dialects.Routine) {
 	if d.kind == dialects.SQLite {
-		return // SQLite has no stored routines.
+		return // SQLite has no stored routines (the API answers 501).
 	}
-	for _, r := range []struct{ res, tag, param, noun, id string }{
-		{"_proc", "_proc", "procedure_name", "procedure", "Procedure"},
-		{"_func", "_func", "function_name", "function", "Function"},
+	byName := map[dialects.RoutineType]map[string][]*dialects.Routine{dialects.Procedure: {}, dialects.Function: {}}
+	var order []*dialects.Routine
+	for _, r := range routines {
+		m := byName[r.Type]
+		if m == nil {
+			continue
+		}
+		if _, seen := m[r.Name]; !seen {
+			order = append(order, r)
+		}
+		m[r.Name] = append(m[r.Name], r)
+	}
+	for _, r := range []struct {
+		typ                  dialects.RoutineType
+		res, param, noun, id string
+	}{
+		{dialects.Procedure, "_proc", "procedure_name", "procedure", "Procedure"},
+		{dialects.Function, "_func", "function_name", "function", "Function"},
 	} {
-		list := service.NewOperation("list"+r.id+"s", r.tag, "List the stored "+r.noun+"s",
-			"Names by default; fields=* adds each "+r.noun+"'s parameters and return type.")
-		list.Parameters = openapi3.Parameters{paramRef("fields"), paramRef("as_list")}
+		list := service.NewOperation("list"+r.id+"s", r.res, "List the stored "+r.noun+"s",
+			"Names by default; fields=* (or ids=a,b) describes each "+r.noun+": parameters (name, position, param_type IN/OUT/INOUT, type, db_type, …) and return type.")
+		list.Parameters = openapi3.Parameters{paramRef("fields"), paramRef("ids"), paramRef("as_list")}
 		service.AddResponse(list, http.StatusOK, "The "+r.noun+"s.", service.SchemaRef(service.SchemaResourceList))
 		service.AddErrors(list, append(service.CommonErrors, http.StatusServiceUnavailable)...)
 		service.AddOperation(d.doc, "/"+r.res, http.MethodGet, list)
 
+		for _, rt := range order {
+			if rt.Type == r.typ {
+				d.routine(r.res, r.noun, byName[r.typ][rt.Name])
+			}
+		}
+
 		p := "/" + r.res + "/{" + r.param + "}"
 		nameParam := service.PathParam(r.param, "The "+r.noun+"'s name.", nil)
-		get := service.NewOperation("call"+r.id+"Get", r.tag, "Call a "+r.noun+" with query parameters",
+		get := service.NewOperation("call"+r.id+"Get", r.res, "Call a "+r.noun+" with query parameters",
 			"Calls the "+r.noun+" with its IN parameters given as query parameters by name.")
 		get.Parameters = openapi3.Parameters{nameParam,
 			service.QueryParam("wrapper", "Name of the member that wraps the result rows.", openapi3.NewStringSchema()),
@@ -651,12 +704,129 @@ func (d *dbDoc) routinePaths() {
 		service.AddErrors(get, append(service.CommonErrors, http.StatusNotFound, http.StatusServiceUnavailable)...)
 		service.AddOperation(d.doc, p, http.MethodGet, get)
 
-		post := service.NewOperation("call"+r.id, r.tag, "Call a "+r.noun,
-			"Calls the "+r.noun+" with the parameters in the body: {\"params\":[{\"name\":…,\"value\":…}]}.")
+		post := service.NewOperation("call"+r.id, r.res, "Call a "+r.noun,
+			"Calls the "+r.noun+" with the parameters in the body: {\"params\":[{\"name\":…,\"value\":…}]}, an object of name: value, or a list of values by position; the query string fills the rest.")
 		post.Parameters = openapi3.Parameters{nameParam}
 		post.RequestBody = service.JSONBody("The parameters.", false, service.SchemaRef(compParamList))
 		service.AddResponse(post, http.StatusOK, "The result.", service.SchemaRef(compCallResult))
 		service.AddErrors(post, append(service.CommonErrors, http.StatusNotFound, http.StatusServiceUnavailable)...)
 		service.AddOperation(d.doc, p, http.MethodPost, post)
 	}
+}
+
+// routine documents the path of one routine name: GET with its input
+// parameters in the query string and POST with them in the body; the
+// overloads of a name (PostgreSQL) share the path, and the parameters of
+// all of them are listed.
+func (d *dbDoc) routine(res, noun string, overloads []*dialects.Routine) {
+	rt := overloads[0]
+	name := rt.Name
+	base := invalidComp.ReplaceAllString(name, "_")
+	id := res[1:] + "_" + base
+	for i := 2; d.used["op:"+id]; i++ {
+		id = res[1:] + "_" + base + "_" + strconv.Itoa(i)
+	}
+	d.used["op:"+id] = true
+
+	var sigs []string
+	var inputs []dialects.Param
+	seen := map[string]int{}   // lowercased name → index in inputs
+	mixed := map[string]bool{} // names whose type differs between overloads
+	body := openapi3.NewObjectSchema()
+	body.Properties = openapi3.Schemas{}
+	for _, o := range overloads {
+		var parts []string
+		for _, p := range o.Params {
+			parts = append(parts, strings.TrimSpace(string(p.Mode)+" "+p.Name+" "+p.DBType))
+			if !p.IsInput() || p.Name == "" {
+				continue
+			}
+			key := strings.ToLower(p.Name)
+			if i, ok := seen[key]; ok {
+				if inputs[i].DBType != p.DBType {
+					mixed[key] = true
+				}
+				continue
+			}
+			seen[key] = len(inputs)
+			inputs = append(inputs, p)
+		}
+		sigs = append(sigs, name+"("+strings.Join(parts, ", ")+")")
+	}
+	desc := rt.Comment
+	if desc != "" {
+		desc += "\n\n"
+	}
+	desc += "Signature: " + strings.Join(sigs, "; ") + "."
+	if len(overloads) > 1 {
+		desc += " The overload is chosen by the parameters given."
+	}
+
+	p := "/" + res + "/" + url.PathEscape(name)
+	get := service.NewOperation("call_"+id+"_get", res, "Call "+noun+" "+name+" with query parameters", desc)
+	for _, in := range inputs {
+		ps := d.columnSchema(&dialects.Column{Name: in.Name, Type: in.Type, DBType: in.DBType, Length: in.Length,
+			Precision: in.Precision, Scale: in.Scale, AllowNull: true})
+		pd := fmt.Sprintf("%s parameter %s (%s).", in.Mode, in.Name, in.DBType)
+		if mixed[strings.ToLower(in.Name)] {
+			ps = &openapi3.Schema{Description: "Its type depends on the overload."}
+			pd = fmt.Sprintf("%s parameter %s; its type depends on the overload.", in.Mode, in.Name)
+		}
+		if in.HasDefault {
+			pd += " May be left out."
+		}
+		get.AddParameter(service.QueryParam(in.Name, pd, ps).Value)
+		body.Properties[strings.ToLower(in.Name)] = openapi3.NewSchemaRef("", ps)
+	}
+	result := d.routineResult(overloads)
+	service.AddResponse(get, http.StatusOK, "The result.", result)
+	service.AddErrors(get, append(service.CommonErrors, http.StatusNotFound, http.StatusServiceUnavailable)...)
+	service.AddOperation(d.doc, p, http.MethodGet, get)
+
+	post := service.NewOperation("call_"+id, res, "Call "+noun+" "+name, desc+
+		" The body is {\"params\":[{\"name\":…,\"value\":…}]}, or an object of the parameters by name as below, or a list of values by position.")
+	body.Description = "The parameters by name."
+	post.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithDescription("The parameters.").
+		WithJSONSchema(&openapi3.Schema{AnyOf: openapi3.SchemaRefs{service.SchemaRef(compParamList), openapi3.NewSchemaRef("", body)}})}
+	service.AddResponse(post, http.StatusOK, "The result.", result)
+	service.AddErrors(post, append(service.CommonErrors, http.StatusNotFound, http.StatusServiceUnavailable)...)
+	service.AddOperation(d.doc, p, http.MethodPost, post)
+}
+
+// routineResult is the schema of what a call of the routine answers, when
+// all overloads agree on it; else the generic result.
+func (d *dbDoc) routineResult(overloads []*dialects.Routine) *openapi3.SchemaRef {
+	if len(overloads) != 1 {
+		return service.SchemaRef(compCallResult)
+	}
+	rt := overloads[0]
+	rows := openapi3.NewObjectSchema().WithProperty("resource",
+		openapi3.NewArraySchema().WithItems(openapi3.NewObjectSchema().WithAnyAdditionalProperties()))
+	switch {
+	case rt.Type == dialects.Function && rt.ReturnsSet:
+		rows.Description = "The rows the function returns (renamed by wrapper)."
+		return openapi3.NewSchemaRef("", rows)
+	case rt.Type == dialects.Function && rt.ReturnType != "" && !rt.ReturnsVoid:
+		s := d.columnSchema(&dialects.Column{Type: rt.ReturnType, DBType: rt.ReturnDBType, AllowNull: true})
+		s.Description = join(s.Description, "The function's value ("+rt.ReturnDBType+"), bare.")
+		return openapi3.NewSchemaRef("", s)
+	case rt.HasOutput():
+		for _, p := range rt.Params {
+			if p.IsOutput() && p.Name != "" {
+				rows.Properties[strings.ToLower(p.Name)] = openapi3.NewSchemaRef("",
+					d.columnSchema(&dialects.Column{Name: p.Name, Type: p.Type, DBType: p.DBType, AllowNull: true}))
+			}
+		}
+		rows.Description = "The OUT and INOUT parameters' values, with any rows under resource."
+		return openapi3.NewSchemaRef("", rows)
+	}
+	return service.SchemaRef(compCallResult)
+}
+
+// join appends b to a with a space.
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
 }
