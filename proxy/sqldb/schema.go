@@ -641,12 +641,14 @@ func (q *schemaReq) dropTables(ctx context.Context) error {
 			}
 		}
 	}
-	tables = orderDrops(q.s, tables)
-	ops := make([]*schemaOp, len(tables))
 	out := make([]map[string]string, len(tables))
 	for i, t := range tables {
-		ops[i] = &schemaOp{table: t.Name, drop: true}
 		out[i] = map[string]string{"name": t.Name}
+	}
+	ordered := orderDrops(q.s, tables)
+	ops := make([]*schemaOp, len(ordered))
+	for i, t := range ordered {
+		ops[i] = &schemaOp{table: t.Name, drop: true}
 	}
 	if err := q.b.applySchema(ctx, q.db, ops); err != nil {
 		return err

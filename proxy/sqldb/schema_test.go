@@ -276,7 +276,7 @@ func TestSchemaLifecycle(t *testing.T) {
 		e.mustDo(t, 404, "GET", "_schema/good", nil)
 
 		// Drop: several tables at once, referencing ones first.
-		checkStep(t, step{name: "drop tables", status: 200, want: `{"resource":[{"name":"review"},{"name":"book"},{"name":"author"}]}`}, 200,
+		checkStep(t, step{name: "drop tables", status: 200, want: `{"resource":[{"name":"author"},{"name":"book"},{"name":"review"}]}`}, 200,
 			e.mustDo(t, 200, "DELETE", "_schema?ids=author,book,review", nil))
 		for _, p := range []string{"_schema/author", "_schema/book", "_table/review"} {
 			e.mustDo(t, 404, "GET", p, nil)
