@@ -3,6 +3,7 @@ package apidocs
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -437,11 +439,44 @@ func (b *Builder) finish(ctx context.Context, d jsonDoc) ([]byte, error) {
 	if err := enc.Encode(d); err != nil {
 		return nil, apierr.Internal(fmt.Errorf("apidocs: encode: %w", err))
 	}
-	if err := Validate(ctx, buf.Bytes()); err != nil {
-		b.logger().ErrorContext(ctx, "generated API document is invalid", "error", err)
-		return nil, apierr.InternalMsg("The generated API document is invalid: %v", err).WithCause(err)
+	sum := sha256.Sum256(buf.Bytes())
+	if !validated.has(sum) {
+		if err := Validate(ctx, buf.Bytes()); err != nil {
+			b.logger().ErrorContext(ctx, "generated API document is invalid", "error", err)
+			return nil, apierr.InternalMsg("The generated API document is invalid: %v", err).WithCause(err)
+		}
+		validated.add(sum)
 	}
 	return buf.Bytes(), nil
+}
+
+// validated remembers the SHA-256 of documents that passed validation, so
+// that the same document (same service, schema and role) is validated
+// once, not on every request: loading and validating is most of the cost
+// of a large database's document. Bounded; it starts over when full.
+var validated = &digestSet{m: map[[sha256.Size]byte]struct{}{}}
+
+const maxValidated = 512
+
+type digestSet struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]struct{}
+}
+
+func (d *digestSet) has(k [sha256.Size]byte) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.m[k]
+	return ok
+}
+
+func (d *digestSet) add(k [sha256.Size]byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.m) >= maxValidated {
+		clear(d.m)
+	}
+	d.m[k] = struct{}{}
 }
 
 // Validate loads an OpenAPI 3 document with kin-openapi, refusing external
