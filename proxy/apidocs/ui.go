@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	swaggerFiles "github.com/swaggo/files/v2"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
 // page holds the page's own files: index.html, docs.js and docs.css.
@@ -41,7 +43,7 @@ func UI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			apierr.Write(w, apierr.MethodNotAllowed(r.Method))
 			return
 		}
 		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
@@ -55,7 +57,7 @@ func UI() http.Handler {
 		case swaggerAssets[name]:
 			src = swaggerFiles.FS
 		default:
-			http.NotFound(w, r)
+			apierr.Write(w, apierr.NotFound("No file '%s' on the API docs page.", name))
 			return
 		}
 		h := w.Header()
