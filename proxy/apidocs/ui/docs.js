@@ -80,6 +80,8 @@
       filter: true,
       tryItOutEnabled: true,
       persistAuthorization: false,
+      // No badge from the public validator: nothing leaves this origin.
+      validatorUrl: null,
       requestInterceptor: function (req) {
         // Credentials go to this origin only, never to a server a
         // document names elsewhere.
