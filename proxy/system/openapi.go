@@ -291,7 +291,7 @@ func (t *table[T]) docSchema(ref func(string) *openapi3.SchemaRef) *openapi3.Sch
 	typ := reflect.TypeFor[T]()
 	s := openapi3.NewObjectSchema()
 	s.Properties = openapi3.Schemas{}
-	s.Description = fmt.Sprintf("A %s record.", t.name)
+	s.Description = fmt.Sprintf("A record of %s.", t.name)
 	for _, f := range t.fields {
 		var fs *openapi3.Schema
 		switch {
