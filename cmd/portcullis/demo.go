@@ -48,12 +48,14 @@ Portcullis demo (data in %s, deleted on exit)
   admin API key:   %s
   demo API key:    %s   (app "demo": every verb on the sample database "db")
 
+API docs (paste a key, pick a service, try a call): http://%s/api/docs/
+
 Try:
 
   curl -s -H "X-Platform-API-Key: %s" '%s/db/_table/customer?fields=id,name,city&limit=3'
   curl -s -H "X-Platform-API-Key: %s" '%s/db/_table/orders?filter=status%%3D%%27shipped%%27&related=customer_by_customer_id'
   curl -s -X POST -H "X-Platform-API-Key: %s" -H 'Content-Type: application/json' -d '{"email":"%s","password":"%s"}' '%s/system/admin/session'
 
-`, dir, email, password, res.AdminAPIKey, key, key, base, key, base, res.AdminAPIKey, email, password, base)
+`, dir, email, password, res.AdminAPIKey, key, a.String(), key, base, key, base, res.AdminAPIKey, email, password, base)
 	})
 }

@@ -82,7 +82,7 @@ func serve(ctx context.Context, cfg proxy.Config, addr string, wait time.Duratio
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "data", srv.Config().DataDir, "version", proxy.Version)
+	log.Info("serving", "addr", ln.Addr().String(), "api_docs", "http://"+ln.Addr().String()+"/api/docs/", "data", srv.Config().DataDir, "version", proxy.Version)
 	if ready != nil {
 		ready(ln.Addr())
 	}
