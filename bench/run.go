@@ -144,6 +144,9 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 		if err != nil {
 			return nil, err
 		}
+		if failed := res.Requests - res.Succeeded; res.Requests == 0 || failed > res.Requests/100 {
+			return nil, fmt.Errorf("%s: %s failed %d of %d requests at %d/s:%s", label, s.name, failed, res.Requests, rate, codesText(res))
+		}
 		lat := sortedLatencies(res)
 		s.res.P50us = us(percentile(lat, 0.50))
 		s.res.P99us = us(percentile(lat, 0.99))
