@@ -206,6 +206,7 @@ type shared struct {
 	secretMu sync.Mutex
 	secret   atomic.Pointer[[]byte]
 	cache    *verifyCache
+	parsed   *parsedCache
 	throttle *Throttle
 }
 
@@ -223,7 +224,7 @@ func sharedFor(st *store.Store) *shared {
 	if sh, ok := sharedByStore[k]; ok {
 		return sh
 	}
-	sh := &shared{cache: newVerifyCache(), throttle: NewThrottle(ThrottleOptions{})}
+	sh := &shared{cache: newVerifyCache(), parsed: newParsedCache(), throttle: NewThrottle(ThrottleOptions{})}
 	sharedByStore[k] = sh
 	runtime.AddCleanup(st, func(k weak.Pointer[store.Store]) {
 		sharedMu.Lock()

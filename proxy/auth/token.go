@@ -103,6 +103,12 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 	if err := wellFormed(token); err != nil {
 		return nil, err
 	}
+	if c, ok := s.shared.parsed.get(token); ok {
+		if err := s.timesValid(c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	key, err := s.signingKey(ctx)
 	if err != nil {
 		return nil, apierr.Internal(err)
@@ -125,6 +131,7 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 	if err := c.complete(); err != nil {
 		return nil, err
 	}
+	s.shared.parsed.put(token, c)
 	return c, nil
 }
 
