@@ -76,24 +76,6 @@ func TestReplaceLookups(t *testing.T) {
 	}
 }
 
-func TestPercentDecodeLenient(t *testing.T) {
-	tests := []struct{ in, form, raw string }{
-		{"%41%2", "A%2", "A%2"},
-		{"100%", "100%", "100%"},
-		{"a+b%zz", "a b%zz", "a+b%zz"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := percentDecode(tt.in, true); got != tt.form {
-				t.Errorf("urldecode = %q, want %q", got, tt.form)
-			}
-			if got := percentDecode(tt.in, false); got != tt.raw {
-				t.Errorf("rawurldecode = %q, want %q", got, tt.raw)
-			}
-		})
-	}
-}
-
 func TestSubstituteLookups(t *testing.T) {
 	shared := &caller.Grant{Fields: []string{"id"}, FilterOp: "AND",
 		Filters: []caller.Filter{{Name: "status", Operator: "=", Value: "open"}}}

@@ -7,5 +7,9 @@
 // drop fields and restrict rows. Backends never read HTTP headers for
 // identity: they ask this package.
 //
+// It also owns DreamFactory's lookup syntax ({user.id}, {urlencode(name)}),
+// [ReplaceLookups], shared by the RBAC engine (row filters) and remote
+// backends (injected headers and parameters).
+//
 // caller is a leaf: it imports only the standard library.
 package caller

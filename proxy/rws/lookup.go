@@ -1,11 +1,9 @@
 package rws
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,31 +11,6 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
-
-// lookupToken is DreamFactory's lookup token: "{", a word, then word
-// characters, dots, hyphens, pipes and parentheses, then "}".
-var lookupToken = regexp.MustCompile(`\{\w+[()|\w.\-]*\}`)
-
-// lookupName is what a lookup may be called.
-var lookupName = regexp.MustCompile(`^[\w.\-]+$`)
-
-// modifiers are DreamFactory's allowed lookup modifiers
-// (df.lookup.allowed_modifiers) with PHP's semantics. A modifier that
-// cannot apply (base64_decode of non-base64) fails the lookup.
-var modifiers = map[string]func(string) (string, bool){
-	"strtoupper":    func(s string) (string, bool) { return asciiMap(s, 'a', 'z', 'A'-'a'), true },
-	"strtolower":    func(s string) (string, bool) { return asciiMap(s, 'A', 'Z', 'a'-'A'), true },
-	"ucfirst":       func(s string) (string, bool) { return firstByte(s, 'a', 'z', 'A'-'a'), true },
-	"lcfirst":       func(s string) (string, bool) { return firstByte(s, 'A', 'Z', 'a'-'A'), true },
-	"ucwords":       func(s string) (string, bool) { return ucwords(s), true },
-	"urlencode":     func(s string) (string, bool) { return percentEncode(s, true), true },
-	"rawurlencode":  func(s string) (string, bool) { return percentEncode(s, false), true },
-	"urldecode":     func(s string) (string, bool) { return percentDecode(s, true), true },
-	"rawurldecode":  func(s string) (string, bool) { return percentDecode(s, false), true },
-	"base64_encode": func(s string) (string, bool) { return base64.StdEncoding.EncodeToString([]byte(s)), true },
-	"base64_decode": base64Decode,
-	"trim":          func(s string) (string, bool) { return strings.Trim(s, " \t\n\r\x00\x0b"), true },
-}
 
 // builtins are the lookups the proxy fills from the caller's identity and
 // the request; a reference to another name in these namespaces is a
@@ -57,14 +30,14 @@ var refused = map[string]bool{"session.id": true, "session.token": true, "app.ap
 // credential.
 func checkLookups(s string) error {
 	var errs []error
-	for _, tok := range lookupToken.FindAllString(s, -1) {
-		mods, name, err := parseToken(tok[1 : len(tok)-1])
+	for _, tok := range caller.FindLookups(s) {
+		mods, name, err := caller.ParseLookup(tok[1 : len(tok)-1])
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, m := range mods {
-			if modifiers[m] == nil {
+			if !caller.LookupModifierAllowed(m) {
 				errs = append(errs, fmt.Errorf("lookup %s: modifier %q is not allowed", tok, m))
 			}
 		}
@@ -97,65 +70,14 @@ func builtinList() string {
 	return strings.Join(names, ", ")
 }
 
-// parseToken splits the inside of a token into its modifiers (outermost
-// first) and the lookup name.
-func parseToken(tok string) (mods []string, name string, err error) {
-	inner := tok
-	for {
-		i := strings.IndexByte(inner, '(')
-		if i < 0 {
-			break
-		}
-		if !strings.HasSuffix(inner, ")") {
-			return nil, "", fmt.Errorf("lookup {%s}: unbalanced parentheses", tok)
-		}
-		mods = append(mods, inner[:i])
-		inner = inner[i+1 : len(inner)-1]
-	}
-	if strings.ContainsAny(inner, ")|") || !lookupName.MatchString(inner) {
-		return nil, "", fmt.Errorf("lookup {%s}: malformed name %q", tok, inner)
-	}
-	return mods, inner, nil
-}
-
 // substitute replaces every lookup token in s from values, in one pass (a
-// value that looks like a lookup is not expanded again). ok is false when a
-// token has no value or cannot be applied: the caller then leaves the
-// header or parameter out rather than send the token verbatim.
+// value that looks like a lookup is not expanded again; see
+// caller.ReplaceLookups). ok is false when a token has no value or cannot
+// be applied: the caller then leaves the header or parameter out rather
+// than send the token verbatim.
 func substitute(s string, values map[string]string) (out string, ok bool) {
-	if !strings.Contains(s, "{") {
-		return s, true
-	}
-	locs := lookupToken.FindAllStringIndex(s, -1)
-	if len(locs) == 0 {
-		return s, true
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range locs {
-		mods, name, err := parseToken(s[loc[0]+1 : loc[1]-1])
-		if err != nil {
-			return "", false
-		}
-		v, found := values[name]
-		if !found {
-			return "", false
-		}
-		for i := len(mods) - 1; i >= 0; i-- {
-			m := modifiers[mods[i]]
-			if m == nil {
-				return "", false
-			}
-			if v, found = m(v); !found {
-				return "", false
-			}
-		}
-		b.WriteString(s[last:loc[0]])
-		b.WriteString(v)
-		last = loc[1]
-	}
-	b.WriteString(s[last:])
-	return b.String(), true
+	out, err := caller.ReplaceLookups(s, values)
+	return out, err == nil
 }
 
 // lookupValues builds the values lookups resolve against for r: the named
@@ -232,111 +154,4 @@ func SnapshotLookups(snap *store.Snapshot, id *caller.Identity) map[string]strin
 		}
 	}
 	return m
-}
-
-// asciiMap shifts ASCII letters in [lo, hi] by delta, like PHP 8's
-// strtoupper and strtolower.
-func asciiMap(s string, lo, hi byte, delta int) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= lo && c <= hi {
-			b[i] = byte(int(c) + delta)
-		}
-	}
-	return string(b)
-}
-
-func firstByte(s string, lo, hi byte, delta int) string {
-	if s == "" || s[0] < lo || s[0] > hi {
-		return s
-	}
-	return string(byte(int(s[0])+delta)) + s[1:]
-}
-
-// ucwords upper-cases the first ASCII letter of every word, words being
-// separated by PHP's default delimiters.
-func ucwords(s string) string {
-	b := []byte(s)
-	start := true
-	for i, c := range b {
-		if start && c >= 'a' && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-		start = strings.IndexByte(" \t\r\n\f\v", c) >= 0
-	}
-	return string(b)
-}
-
-// percentEncode is PHP's urlencode (plus true: space as "+", "~" encoded)
-// or rawurlencode (RFC 3986).
-func percentEncode(s string, plus bool) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-			b.WriteByte(c)
-		case c == '~' && !plus:
-			b.WriteByte(c)
-		case c == ' ' && plus:
-			b.WriteByte('+')
-		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-	return b.String()
-}
-
-// percentDecode is PHP's urldecode (plus true) or rawurldecode: malformed
-// escapes are kept as they are.
-func percentDecode(s string, plus bool) string {
-	unhex := func(c byte) (byte, bool) {
-		switch {
-		case c >= '0' && c <= '9':
-			return c - '0', true
-		case c >= 'a' && c <= 'f':
-			return c - 'a' + 10, true
-		case c >= 'A' && c <= 'F':
-			return c - 'A' + 10, true
-		}
-		return 0, false
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '%' && i+2 < len(s) {
-			hi, ok1 := unhex(s[i+1])
-			lo, ok2 := unhex(s[i+2])
-			if ok1 && ok2 {
-				b.WriteByte(hi<<4 | lo)
-				i += 2
-				continue
-			}
-		}
-		if c == '+' && plus {
-			b.WriteByte(' ')
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// base64Decode decodes standard or URL-safe base64, padded or not.
-func base64Decode(s string) (string, bool) {
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if d, err := enc.DecodeString(s); err == nil {
-			return string(d), true
-		}
-	}
-	return "", false
 }
