@@ -137,32 +137,9 @@ func Policy(snap *store.Snapshot, opts ...policy.Option) (*policy.Authorizer, er
 // private lookup also hides a public one of the same name at a lower
 // level (the filter then fails rather than use the wrong value).
 func SnapshotLookups(snap *store.Snapshot, id *caller.Identity) map[string]string {
-	if snap == nil || len(snap.Lookups) == 0 {
-		return map[string]string{}
-	}
 	var appID, roleID, userID int64
 	if id != nil {
 		appID, roleID, userID = id.AppID, id.RoleID, id.UserID
 	}
-	levels := [...]func(l *store.Lookup) bool{
-		func(l *store.Lookup) bool { return l.AppID == nil && l.RoleID == nil && l.UserID == nil },
-		func(l *store.Lookup) bool { return appID != 0 && l.AppID != nil && *l.AppID == appID },
-		func(l *store.Lookup) bool { return roleID != 0 && l.RoleID != nil && *l.RoleID == roleID },
-		func(l *store.Lookup) bool { return userID != 0 && l.UserID != nil && *l.UserID == userID },
-	}
-	merged := map[string]*store.Lookup{}
-	for _, at := range levels {
-		for _, l := range snap.Lookups {
-			if at(l) {
-				merged[l.Name] = l
-			}
-		}
-	}
-	m := make(map[string]string, len(merged))
-	for name, l := range merged {
-		if !l.Private {
-			m[name] = l.Value
-		}
-	}
-	return m
+	return snap.LookupsFor(appID, roleID, userID, false)
 }

@@ -132,26 +132,9 @@ func (p *Proxy) lookupValues(r *http.Request) map[string]string {
 // configuration may use them (an upstream secret in a header), and their
 // values are sent upstream only, never to the client.
 func SnapshotLookups(snap *store.Snapshot, id *caller.Identity) map[string]string {
-	m := map[string]string{}
-	if snap == nil {
-		return m
-	}
 	var appID, roleID, userID int64
 	if id != nil {
 		appID, roleID, userID = id.AppID, id.RoleID, id.UserID
 	}
-	levels := []func(l *store.Lookup) bool{
-		func(l *store.Lookup) bool { return l.AppID == nil && l.RoleID == nil && l.UserID == nil },
-		func(l *store.Lookup) bool { return appID != 0 && l.AppID != nil && *l.AppID == appID },
-		func(l *store.Lookup) bool { return roleID != 0 && l.RoleID != nil && *l.RoleID == roleID },
-		func(l *store.Lookup) bool { return userID != 0 && l.UserID != nil && *l.UserID == userID },
-	}
-	for _, at := range levels {
-		for _, l := range snap.Lookups {
-			if at(l) {
-				m[l.Name] = l.Value
-			}
-		}
-	}
-	return m
+	return snap.LookupsFor(appID, roleID, userID, true)
 }
