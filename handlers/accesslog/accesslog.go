@@ -101,6 +101,13 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				requests.WithLabelValues(service, method, strconv.Itoa(rw.status)).Inc()
 				latency.WithLabelValues(service, method).Observe(elapsed.Seconds())
 			}
+			level, msg := slog.LevelInfo, "request"
+			if rw.status >= 500 {
+				level, msg = slog.LevelError, "request failed"
+			}
+			if !opts.Logger.Enabled(ctx, level) {
+				return // no attributes built for a line nobody keeps
+			}
 			attrs := []slog.Attr{
 				slog.String("request_id", requestid.From(ctx)),
 				slog.String("method", r.Method),
@@ -115,14 +122,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			if rec.user != "" {
 				attrs = append(attrs, slog.String("user", rec.user))
 			}
-			if rw.status >= 500 {
-				if rw.err != nil {
-					attrs = append(attrs, slog.String("error", rw.err.Error()))
-				}
-				opts.Logger.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)
-				return
+			if rw.status >= 500 && rw.err != nil {
+				attrs = append(attrs, slog.String("error", rw.err.Error()))
 			}
-			opts.Logger.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+			opts.Logger.LogAttrs(ctx, level, msg, attrs...)
 		})
 	}, nil
 }

@@ -81,3 +81,24 @@ func TestRedactQuery(t *testing.T) {
 		})
 	}
 }
+
+func TestLinesBelowTheLevelAreSkipped(t *testing.T) {
+	var buf bytes.Buffer
+	stage, err := accesslog.New(accesslog.Options{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := stage(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/boom" {
+			apierr.Write(w, apierr.Internal(errors.New("cause")))
+		}
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/fine", nil))
+	if buf.Len() != 0 {
+		t.Fatalf("an Info line was written at level Warn: %s", buf.String())
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/boom", nil))
+	if !strings.Contains(buf.String(), "request failed") || !strings.Contains(buf.String(), "cause") {
+		t.Fatalf("5xx not logged at Error: %s", buf.String())
+	}
+}
