@@ -265,23 +265,10 @@ func (t *table[T]) createMany(b *Backend, w http.ResponseWriter, r *http.Request
 // upsert serves POST /system/R/{key} for resources that allow it: the
 // record is created with that key (201) or, when it exists, updated (200).
 func (t *table[T]) upsert(b *Backend, w http.ResponseWriter, r *http.Request, key any) error {
-	data, err := readBody(r)
+	in, p, sh, err := t.oneRecord(r, "POST", key)
 	if err != nil {
 		return err
 	}
-	pl, err := decodePayload(data, false)
-	if err != nil {
-		return err
-	}
-	if len(pl.records) != 1 {
-		return apierr.BadRequest("Send one record to POST /%s/%v.", t.name, key)
-	}
-	p := newParams(r.URL.Query()).withBody(pl.options)
-	sh, err := t.shapeOf(p)
-	if err != nil {
-		return err
-	}
-	in := pl.records[0]
 	status := http.StatusCreated
 	var out object
 	err = b.inTx(withParams(r.Context(), p), func(wr *writer) error {
@@ -308,6 +295,30 @@ func (t *table[T]) upsert(b *Backend, w http.ResponseWriter, r *http.Request, ke
 	return apierr.WriteJSON(w, status, out)
 }
 
+// oneRecord reads the body of a request that names one record by key: the
+// record, the request's parameters (query and body options) and the shape
+// of the answer. action names the call in the error for a body holding
+// several records ("POST", "update").
+func (t *table[T]) oneRecord(r *http.Request, action string, key any) (fields, *params, shape, error) {
+	data, err := readBody(r)
+	if err != nil {
+		return nil, nil, shape{}, err
+	}
+	pl, err := decodePayload(data, false)
+	if err != nil {
+		return nil, nil, shape{}, err
+	}
+	if len(pl.records) != 1 {
+		return nil, nil, shape{}, apierr.BadRequest("Send one record to %s /%s/%v.", action, t.name, key)
+	}
+	p := newParams(r.URL.Query()).withBody(pl.options)
+	sh, err := t.shapeOf(p)
+	if err != nil {
+		return nil, nil, shape{}, err
+	}
+	return pl.records[0], p, sh, nil
+}
+
 // withKey returns in with its key member set to key.
 func withKey(in fields, name string, key any) fields {
 	out := make(fields, len(in)+1)
@@ -322,25 +333,13 @@ func withKey(in fields, name string, key any) fields {
 // updateOne serves PATCH and PUT /system/R/{key}: the record, merged, is
 // returned whole (or as fields and related ask).
 func (t *table[T]) updateOne(b *Backend, w http.ResponseWriter, r *http.Request, key any) error {
-	data, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	pl, err := decodePayload(data, false)
-	if err != nil {
-		return err
-	}
-	if len(pl.records) != 1 {
-		return apierr.BadRequest("Send one record to update /%s/%v.", t.name, key)
-	}
-	p := newParams(r.URL.Query()).withBody(pl.options)
-	sh, err := t.shapeOf(p)
+	in, p, sh, err := t.oneRecord(r, "update", key)
 	if err != nil {
 		return err
 	}
 	var out object
 	err = b.inTx(withParams(r.Context(), p), func(wr *writer) error {
-		rec, err := t.update(wr, key, pl.records[0])
+		rec, err := t.update(wr, key, in)
 		if err != nil {
 			return err
 		}
