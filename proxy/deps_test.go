@@ -14,7 +14,7 @@ const mod = "github.com/portcullis-dev/portcullis/"
 func allowed(pkg string) (rules []string, ok bool) {
 	leaves := []string{"proxy/apierr", "proxy/caller"}
 	storeTier := append([]string{"proxy/store", "dialects/..."}, leaves...)
-	serviceTier := append([]string{"proxy/service", "proxy/auth", "proxy/sqldb/filter"}, storeTier...)
+	serviceTier := append([]string{"proxy/service", "proxy/identity", "proxy/sqldb/filter"}, storeTier...)
 	switch {
 	case pkg == "proxy/apierr", pkg == "proxy/caller", pkg == "limiter", strings.HasPrefix(pkg, "limiter/"):
 		return nil, true
@@ -26,7 +26,7 @@ func allowed(pkg string) (rules []string, ok bool) {
 		return storeTier, true
 	case pkg == "proxy/service":
 		return append([]string{"proxy/store"}, storeTier...), true
-	case pkg == "proxy/auth", pkg == "proxy/sqldb/filter":
+	case pkg == "proxy/identity", pkg == "proxy/sqldb/filter":
 		return storeTier, true
 	case pkg == "handlers":
 		return nil, true

@@ -5,8 +5,9 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers/accesslog"
 	"github.com/portcullis-dev/portcullis/handlers/apikey"
 	"github.com/portcullis-dev/portcullis/handlers/session"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
 // identityStages builds the API key and session stages over the
@@ -16,11 +17,11 @@ func (s *Server) identityStages() (keys, sessions handlers.Stage, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := auth.New(s.store, auth.Options{Logger: s.logger, Snapshot: s.currentSnapshot})
+	e, err := identity.New(s.store, identity.Options{Logger: s.logger, Snapshot: s.currentSnapshot})
 	if err != nil {
 		return nil, nil, err
 	}
-	sessions, err = session.New(session.Options{Auth: a, SetUser: accesslog.SetUser})
+	sessions, err = session.New(session.Options{Verifier: user.NewSignIn(e, false), SetUser: accesslog.SetUser})
 	if err != nil {
 		return nil, nil, err
 	}

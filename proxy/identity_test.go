@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -18,8 +17,8 @@ import (
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
 	"github.com/portcullis-dev/portcullis/handlers/apikey"
 	"github.com/portcullis-dev/portcullis/proxy"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/proxy/user"
@@ -87,25 +86,20 @@ func idWith(in *proxytest.Instance, tok string) *proxytest.Client {
 	return &proxytest.Client{Inst: in, APIKey: in.AdminKey, Session: tok}
 }
 
-// idExpired signs in through an auth service whose clock runs 25 hours
+// idExpired signs in through an identity engine whose clock runs 25 hours
 // behind, so the token it returns has expired an hour ago.
 func idExpired(t *testing.T, in *proxytest.Instance, admin bool, email, password string) string {
 	t.Helper()
-	a, err := auth.New(in.Store, auth.Options{Now: func() time.Time { return time.Now().Add(-25 * time.Hour) }})
+	a, err := identity.New(in.Store, identity.Options{Now: func() time.Time { return time.Now().Add(-25 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r = r.WithContext(caller.WithIdentity(r.Context(), &caller.Identity{Requestor: caller.API}))
-	w := httptest.NewRecorder()
-	a.Login(admin).ServeHTTP(w, r)
-	var m map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != 200 {
-		t.Fatalf("expired login = %d %s", w.Code, w.Body)
+	ctx := caller.WithIdentity(t.Context(), &caller.Identity{Requestor: caller.API})
+	in2, err := a.Login(ctx, admin, identity.Fields{"email": email, "password": password}, "")
+	if err != nil {
+		t.Fatalf("expired login: %v", err)
 	}
-	return m["session_token"].(string)
+	return in2.Response.SessionToken
 }
 
 // TestSessionStates walks every row of the spec's session token state
@@ -136,7 +130,7 @@ func TestSessionStates(t *testing.T) {
 				if m["email"] != ep.email || m["is_sys_admin"] != ep.admin || !idDate.MatchString(m["last_login_date"].(string)) {
 					t.Errorf("session response %v", m)
 				}
-				exp, err := time.Parse(auth.DateFormat, m["token_expiry_date"].(string))
+				exp, err := time.Parse(identity.DateFormat, m["token_expiry_date"].(string))
 				if err != nil || exp.Sub(time.Now().UTC()) < 23*time.Hour+59*time.Minute || exp.Sub(time.Now().UTC()) > 24*time.Hour+time.Minute {
 					t.Errorf("token_expiry_date %v is not 24 hours ahead", m["token_expiry_date"])
 				}
@@ -155,7 +149,7 @@ func TestSessionStates(t *testing.T) {
 				if tok2 == tok {
 					t.Fatal("refresh returned the same token")
 				}
-				idExpect(t, "old token after refresh", c.Do(t, "GET", ep.path, nil), 401, auth.MsgTokenRevoked)
+				idExpect(t, "old token after refresh", c.Do(t, "GET", ep.path, nil), 401, identity.MsgTokenRevoked)
 
 				// … or in the header.
 				r = idExpect(t, "PUT session (header)", idWith(in, tok2).Do(t, "PUT", ep.path, nil), 200, "")
@@ -168,14 +162,14 @@ func TestSessionStates(t *testing.T) {
 				if strings.TrimSpace(string(r.Body)) != `{"success":true}` {
 					t.Errorf("logout body %s", r.Body)
 				}
-				idExpect(t, "GET after logout", c.Do(t, "GET", ep.path, nil), 401, auth.MsgTokenRevoked)
-				idExpect(t, "another call after logout", c.Do(t, "GET", "/api/v2/system/environment", nil), 401, auth.MsgTokenRevoked)
+				idExpect(t, "GET after logout", c.Do(t, "GET", ep.path, nil), 401, identity.MsgTokenRevoked)
+				idExpect(t, "another call after logout", c.Do(t, "GET", "/api/v2/system/environment", nil), 401, identity.MsgTokenRevoked)
 				idExpect(t, "refresh after logout", c.Do(t, "PUT", ep.path, nil), 401, "Token refresh failed.")
 
 				// active → time passes → expired: later calls are 401.
 				old := idExpired(t, in, ep.admin, ep.email, ep.password)
-				idExpect(t, "GET with an expired token", idWith(in, old).Do(t, "GET", ep.path, nil), 401, auth.MsgTokenExpired)
-				idExpect(t, "data call with an expired token", idWith(in, old).Do(t, "GET", "/api/v2/db/_table", nil), 401, auth.MsgTokenExpired)
+				idExpect(t, "GET with an expired token", idWith(in, old).Do(t, "GET", ep.path, nil), 401, identity.MsgTokenExpired)
+				idExpect(t, "data call with an expired token", idWith(in, old).Do(t, "GET", "/api/v2/db/_table", nil), 401, identity.MsgTokenExpired)
 
 				// expired → POST login again → active: a new token.
 				fresh := idLogin(t, in, ep.path, ep.email, ep.password, nil)
@@ -216,9 +210,9 @@ func TestEndpointNeeds(t *testing.T) {
 			{"user login with key", keyOnly, "POST", "/api/v2/user/session", userCreds, []int{200}, ""},
 			{"user login without key", none, "POST", "/api/v2/user/session", userCreds, []int{401}, apikey.MsgNoCredentials},
 			{"check with key and token", both, "GET", "/api/v2/system/admin/session", nil, []int{200}, ""},
-			{"check with key only", keyOnly, "GET", "/api/v2/system/admin/session", nil, []int{401}, auth.MsgNoAdminSession},
+			{"check with key only", keyOnly, "GET", "/api/v2/system/admin/session", nil, []int{401}, identity.MsgNoAdminSession},
 			{"check with token only", tokenOnly, "GET", "/api/v2/system/admin/session", nil, []int{401}, apikey.MsgNoKey},
-			{"user check with key only", keyOnly, "GET", "/api/v2/user/session", nil, []int{401}, auth.MsgNoSession},
+			{"user check with key only", keyOnly, "GET", "/api/v2/user/session", nil, []int{401}, identity.MsgNoSession},
 			{"logout with key only", keyOnly, "DELETE", "/api/v2/system/admin/session", nil, []int{401}, ""},
 			{"logout with token only", tokenOnly, "DELETE", "/api/v2/system/admin/session", nil, []int{401}, apikey.MsgNoKey},
 			{"system operation with key and token", both, "GET", "/api/v2/system/app", nil, []int{200}, ""},
@@ -239,8 +233,8 @@ func TestEndpointNeeds(t *testing.T) {
 			{"admin credentials at the user login", keyOnly, "POST", "/api/v2/user/session", adminCreds, []int{401}, "Login request is missing required email."},
 			{"wrong password", keyOnly, "POST", "/api/v2/system/admin/session", map[string]any{"email": proxytest.AdminEmail, "password": "wrong-wrong-1"}, []int{401}, "Invalid credentials supplied."},
 			{"user at the admin login", keyOnly, "POST", "/api/v2/system/admin/session", userCreds, []int{401}, "Invalid credentials supplied."},
-			{"missing email", keyOnly, "POST", "/api/v2/user/session", map[string]any{"password": "x"}, []int{400}, auth.MsgMissingEmail},
-			{"missing password", keyOnly, "POST", "/api/v2/system/admin/session", map[string]any{"email": proxytest.AdminEmail}, []int{400}, auth.MsgMissingPassword},
+			{"missing email", keyOnly, "POST", "/api/v2/user/session", map[string]any{"password": "x"}, []int{400}, identity.MsgMissingEmail},
+			{"missing password", keyOnly, "POST", "/api/v2/system/admin/session", map[string]any{"email": proxytest.AdminEmail}, []int{400}, identity.MsgMissingPassword},
 			{"form-encoded login", &proxytest.Client{Inst: in, APIKey: in.AdminKey, Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}, "POST", "/api/v2/system/admin/session",
 				url.Values{"email": {proxytest.AdminEmail}, "password": {proxytest.AdminPassword}}.Encode(), []int{200}, ""},
 		}
@@ -282,12 +276,12 @@ func TestTokensAcrossInstances(t *testing.T) {
 			// Warm B's cache so that the logout must expire it.
 			idExpect(t, "B again", idWith(b, tok).Do(t, "GET", ep.path, nil), 200, "")
 			idExpect(t, "logout on A", idWith(a, tok).Do(t, "DELETE", ep.path, nil), 200, "")
-			idExpect(t, "A after logout", idWith(a, tok).Do(t, "GET", ep.path, nil), 401, auth.MsgTokenRevoked)
+			idExpect(t, "A after logout", idWith(a, tok).Do(t, "GET", ep.path, nil), 401, identity.MsgTokenRevoked)
 			start := time.Now()
 			for {
 				r := idWith(b, tok).Do(t, "GET", ep.path, nil)
 				if r.Status == 401 {
-					idExpect(t, "B after logout", r, 401, auth.MsgTokenRevoked)
+					idExpect(t, "B after logout", r, 401, identity.MsgTokenRevoked)
 					break
 				}
 				if time.Since(start) > 3*time.Second {
@@ -295,7 +289,7 @@ func TestTokensAcrossInstances(t *testing.T) {
 				}
 				time.Sleep(25 * time.Millisecond)
 			}
-			if took := time.Since(start); took > auth.DefaultCacheTTL+time.Second {
+			if took := time.Since(start); took > identity.DefaultCacheTTL+time.Second {
 				t.Errorf("the logout took %v to reach B", took)
 			}
 		}
@@ -377,7 +371,7 @@ func TestUserService(t *testing.T) {
 		if p["email"] != idUserEmail || p["first_name"] != "Jane" {
 			t.Errorf("profile %v", p)
 		}
-		idExpect(t, "profile without session", in.API().Do(t, "GET", "/api/v2/user/profile", nil), 401, auth.MsgNoSession)
+		idExpect(t, "profile without session", in.API().Do(t, "GET", "/api/v2/user/profile", nil), 401, identity.MsgNoSession)
 		idExpect(t, "update profile", c.Do(t, "POST", "/api/v2/user/profile", map[string]any{"phone": "+44 20"}), 200, "")
 		var got store.User
 		if err := in.Store.DB.NewSelect().Model(&got).Where("id = ?", jane.ID).Scan(ctx); err != nil || got.Phone != "+44 20" {
@@ -386,12 +380,12 @@ func TestUserService(t *testing.T) {
 
 		// Password change: every earlier token is refused afterwards.
 		idExpect(t, "wrong old password", c.Do(t, "POST", "/api/v2/user/password",
-			map[string]any{"old_password": "not-it-at-all", "new_password": "changed-pass-1"}), 400, auth.MsgOldPasswordMismatch)
+			map[string]any{"old_password": "not-it-at-all", "new_password": "changed-pass-1"}), 400, identity.MsgOldPasswordMismatch)
 		idExpect(t, "weak new password", c.Do(t, "POST", "/api/v2/user/password",
 			map[string]any{"old_password": idUserPassword, "new_password": "short"}), 400, "at least 8 characters")
 		idExpect(t, "change", c.Do(t, "POST", "/api/v2/user/password",
 			map[string]any{"old_password": idUserPassword, "new_password": "changed-pass-1"}), 200, "")
-		idExpect(t, "token after change", c.Do(t, "GET", "/api/v2/user/profile", nil), 401, auth.MsgTokenRevoked)
+		idExpect(t, "token after change", c.Do(t, "GET", "/api/v2/user/profile", nil), 401, identity.MsgTokenRevoked)
 		idLogin(t, in, "/api/v2/user/session", idUserEmail, "changed-pass-1", nil)
 
 		// An inactive role for the app: 403 on every call with the token.
@@ -405,19 +399,19 @@ func TestUserService(t *testing.T) {
 		if err := in.Proxy.Reload(ctx); err != nil {
 			t.Fatal(err)
 		}
-		idExpect(t, "inactive role", idWith(in, tok).Do(t, "GET", "/api/v2/user/session", nil), 403, auth.MsgRoleInactive)
+		idExpect(t, "inactive role", idWith(in, tok).Do(t, "GET", "/api/v2/user/session", nil), 403, identity.MsgRoleInactive)
 		idExpect(t, "login with an inactive role", in.API().Do(t, "POST", "/api/v2/user/session",
-			map[string]any{"email": "new@example.com", "password": "new-password-1"}), 403, auth.MsgRoleInactive)
+			map[string]any{"email": "new@example.com", "password": "new-password-1"}), 403, identity.MsgRoleInactive)
 	})
 }
 
 // mailbox captures the mail the user service sends.
 type mailbox struct {
 	mu   sync.Mutex
-	sent []auth.Mail
+	sent []identity.Mail
 }
 
-func (m *mailbox) SendMail(_ context.Context, msg auth.Mail) error {
+func (m *mailbox) SendMail(_ context.Context, msg identity.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sent = append(m.sent, msg)
@@ -476,16 +470,16 @@ func TestPasswordResetAndSecretsInLogs(t *testing.T) {
 		code := box.code(t)
 		secrets = append(secrets, code)
 		idExpect(t, "wrong code", in.API().Do(t, "POST", "/api/v2/user/password",
-			map[string]any{"email": idUserEmail, "code": strings.Repeat("Q", auth.CodeLength), "new_password": "reset-pass-1"}), 404, "")
+			map[string]any{"email": idUserEmail, "code": strings.Repeat("Q", identity.CodeLength), "new_password": "reset-pass-1"}), 404, "")
 		r := idExpect(t, "reset", in.API().Do(t, "POST", "/api/v2/user/password?login=true",
 			map[string]any{"email": idUserEmail, "code": code, "new_password": "reset-pass-1"}), 200, "")
 		secrets = append(secrets, r.Map(t)["session_token"].(string))
-		idExpect(t, "token from before the reset", idWith(in, tok).Do(t, "GET", "/api/v2/user/session", nil), 401, auth.MsgTokenRevoked)
+		idExpect(t, "token from before the reset", idWith(in, tok).Do(t, "GET", "/api/v2/user/session", nil), 401, identity.MsgTokenRevoked)
 
 		// Guessing is slowed down: after five failures the account waits.
 		for range 6 {
 			idExpect(t, "guess", in.API().Do(t, "POST", "/api/v2/user/session",
-				map[string]any{"email": idUserEmail, "password": "guess-guess-1"}), 401, auth.MsgInvalidCredentials)
+				map[string]any{"email": idUserEmail, "password": "guess-guess-1"}), 401, identity.MsgInvalidCredentials)
 		}
 		r = in.API().Do(t, "POST", "/api/v2/user/session", map[string]any{"email": idUserEmail, "password": "reset-pass-1"})
 		idExpect(t, "throttled", r, 429, "Too many failed login attempts")
@@ -517,7 +511,7 @@ func TestResetWithoutEmailService(t *testing.T) {
 	idAddUser(t, in, idUserEmail, idUserPassword)
 	for _, email := range []string{idUserEmail, "nobody@example.com"} {
 		idExpect(t, "reset "+email, in.API().Do(t, "POST", "/api/v2/user/password?reset=true", map[string]any{"email": email}),
-			500, auth.MsgNoResetChannel)
+			500, identity.MsgNoResetChannel)
 	}
 	if !strings.Contains(logs.String(), "password reset requested but no e-mail service is configured") {
 		t.Errorf("reset not logged:\n%s", logs)

@@ -23,11 +23,12 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers/ratelimit"
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
 // rlEchoType is a service type whose backend answers 200 with what the
@@ -158,7 +159,7 @@ func userSession(t *testing.T, in *proxytest.Instance, key, email string) string
 
 // adminSession signs the administrator in through
 // /api/v2/system/admin/session; while that route is not wired, it asks
-// proxy/auth directly (the token is signed with the instance's key, so the
+// the identity engine directly (the token is signed with the instance's key, so the
 // session stage accepts it the same way).
 func adminSession(t *testing.T, in *proxytest.Instance, key string) string {
 	t.Helper()
@@ -166,7 +167,7 @@ func adminSession(t *testing.T, in *proxytest.Instance, key string) string {
 	c := &proxytest.Client{Inst: in, APIKey: key}
 	r := c.Do(t, http.MethodPost, "/api/v2/system/admin/session", body)
 	if r.Status != http.StatusOK {
-		a, err := auth.New(in.Store, auth.Options{Snapshot: in.Proxy.Snapshot})
+		a, err := identity.New(in.Store, identity.Options{Snapshot: in.Proxy.Snapshot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func adminSession(t *testing.T, in *proxytest.Instance, key string) string {
 		app := in.Proxy.Snapshot().AppByKey(key)
 		req = req.WithContext(caller.WithIdentity(req.Context(), &caller.Identity{AppID: app.ID, AppName: app.Name, Requestor: caller.API}))
 		rec := httptest.NewRecorder()
-		a.Login(true).ServeHTTP(rec, req)
+		user.NewSignIn(a, true).Login().ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("admin login: %d %s", rec.Code, rec.Body)
 		}

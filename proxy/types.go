@@ -3,6 +3,7 @@ package proxy
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
@@ -20,7 +21,12 @@ func defaultTypes(limits *limiter.Store) []service.Type {
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
 	types = append(types, user.NewType(user.Options{}))
-	types = append(types, system.NewType(system.Options{LimitStore: limits}))
+	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn}))
 	types = append(types, apidocs.Type{})
 	return types
 }
+
+// adminSignIn serves the administrator's own resources of the system
+// service (admin/session, admin/password, admin/profile) with the user
+// package's sign-in resources: one HTTP face for both kinds of sign-in.
+func adminSignIn(e *identity.Engine) system.SignIn { return user.NewSignIn(e, true) }

@@ -25,7 +25,7 @@ func (d *discard) WriteHeader(int)             {}
 func BenchmarkStage(b *testing.B) {
 	f := newFixture(b, dbtest.Fresh(b, dialects.SQLite))
 	tok := f.token(b, false, userEmail, userPassword, nil)
-	sess, err := New(Options{Auth: f.auth})
+	sess, err := New(Options{Verifier: f.verifier()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package session is the pipeline stage that signs the user in for a
 // request: it verifies the session token sent (header
 // X-Platform-Session-Token, X-DreamFactory-Session-Token,
-// Authorization: Bearer, or query session_token) through proxy/auth and adds
+// Authorization: Bearer, or query session_token) through a [Verifier] and adds
 // the user to the caller identity the apikey stage started: user id, e-mail
 // and name, session id, the administrator flag, and the user's role for the
 // app, which replaces the app's default role.
@@ -14,5 +14,7 @@
 // its possibly expired token itself), and an inner call made by an event
 // script keeps the identity it inherited.
 //
-// session imports apierr, caller, service and auth.
+// session imports apierr, caller and service; the identity engine reaches
+// it only through the Verifier interface, so a stack with no system
+// database can have sessions of its own.
 package session

@@ -9,7 +9,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 )
 
@@ -20,7 +20,7 @@ import (
 func FuzzStages(f *testing.F) {
 	fx := newFixture(f, dbtest.Fresh(f, dialects.SQLite))
 	good := fx.token(f, false, userEmail, userPassword, nil)
-	past, err := auth.New(fx.st, auth.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
+	past, err := identity.New(fx.st, identity.Options{Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -7,15 +7,25 @@ import (
 	"strconv"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
+// Verifier signs a caller in with a session token. The identity engine
+// does it through user.SignIn.Verify; a stack with no system database
+// brings its own (see examples/sessions).
+type Verifier interface {
+	// Verify checks token and returns a copy of id (nil: an API caller
+	// with no app) with the user, session id, administrator flag and role
+	// added. Its errors are written as they are: an *apierr.Error (401 for
+	// a bad token, 403 for an inactive role), anything else a 500.
+	Verify(ctx context.Context, id *caller.Identity, token string) (*caller.Identity, error)
+}
+
 // Options configures the stage.
 type Options struct {
-	// Auth verifies tokens and resolves roles; required.
-	Auth *auth.Service
+	// Verifier checks tokens and resolves roles; required.
+	Verifier Verifier
 	// Bypass reports requests whose session token is ignored; nil means
 	// LoginRoute.
 	Bypass func(r *http.Request) bool
@@ -46,8 +56,8 @@ func LoginRoute(r *http.Request) bool {
 
 // New returns the stage.
 func New(opts Options) (func(http.Handler) http.Handler, error) {
-	if opts.Auth == nil {
-		return nil, errors.New("session: Auth is required")
+	if opts.Verifier == nil {
+		return nil, errors.New("session: Verifier is required")
 	}
 	bypass := opts.Bypass
 	if bypass == nil {
@@ -61,12 +71,12 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			tok := auth.TokenFromRequest(r)
+			tok := service.SessionToken(r)
 			if tok == "" {
 				next.ServeHTTP(w, r)
 				return
 			}
-			nid, err := signIn(ctx, opts.Auth, id, tok)
+			nid, err := opts.Verifier.Verify(ctx, id, tok)
 			if err != nil {
 				apierr.Write(w, err)
 				return
@@ -77,29 +87,4 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			next.ServeHTTP(w, r.WithContext(caller.WithIdentity(ctx, nid)))
 		})
 	}, nil
-}
-
-// signIn verifies tok and returns id with the user added.
-func signIn(ctx context.Context, a *auth.Service, id *caller.Identity, tok string) (*caller.Identity, error) {
-	sess, err := a.Verify(ctx, tok)
-	if err != nil {
-		return nil, err
-	}
-	nid := &caller.Identity{Requestor: caller.API}
-	if id != nil {
-		c := *id
-		nid = &c
-	}
-	u := sess.User
-	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sess.ID
-	acc := a.Resolve(u.ID, u.IsSysAdmin, nid.AppID)
-	switch {
-	case acc.Admin:
-		nid.Admin, nid.RoleID, nid.RoleName = true, 0, ""
-	case acc.RoleID != 0 && !acc.RoleActive:
-		return nil, apierr.Forbidden(auth.MsgRoleInactive)
-	default:
-		nid.Admin, nid.RoleID, nid.RoleName = false, acc.RoleID, acc.RoleName
-	}
-	return nid, nil
 }

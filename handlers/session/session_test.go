@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +16,11 @@ import (
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
 	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/handlers/apikey"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
 const (
@@ -32,10 +32,10 @@ const (
 )
 
 // fixture is a store with an administrator, a user mapped to a role for
-// app 1, a role-less user, an auth service and tokens for them.
+// app 1, a role-less user, an identity engine and tokens for them.
 type fixture struct {
 	st        *store.Store
-	auth      *auth.Service
+	auth      *identity.Engine
 	snap      *store.Snapshot
 	appID     int64
 	admin     *store.User
@@ -94,7 +94,7 @@ func newFixture(t testing.TB, cfg dialects.Config) *fixture {
 		t.Fatal(err)
 	}
 	f.reload(t)
-	f.auth, err = auth.New(st, auth.Options{Snapshot: func() *store.Snapshot { return f.snap }})
+	f.auth, err = identity.New(st, identity.Options{Snapshot: func() *store.Snapshot { return f.snap }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,24 +110,22 @@ func (f *fixture) reload(t testing.TB) {
 	f.snap = snap
 }
 
-// token logs in through the auth handlers.
-func (f *fixture) token(t testing.TB, admin bool, email, password string, a *auth.Service) string {
+// token logs in through the identity engine.
+func (f *fixture) token(t testing.TB, admin bool, email, password string, a *identity.Engine) string {
 	t.Helper()
 	if a == nil {
 		a = f.auth
 	}
-	body, _ := json.Marshal(map[string]any{"email": email, "password": password})
-	r := httptest.NewRequest("POST", "/", strings.NewReader(string(body)))
-	r.Header.Set("Content-Type", "application/json")
-	r = r.WithContext(caller.WithIdentity(r.Context(), &caller.Identity{AppID: f.appID, Requestor: caller.API}))
-	w := httptest.NewRecorder()
-	a.Login(admin).ServeHTTP(w, r)
-	var m map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != 200 {
-		t.Fatalf("login %s = %d %s", email, w.Code, w.Body)
+	ctx := caller.WithIdentity(context.Background(), &caller.Identity{AppID: f.appID, Requestor: caller.API})
+	in, err := a.Login(ctx, admin, identity.Fields{"email": email, "password": password}, "192.0.2.1")
+	if err != nil {
+		t.Fatalf("login %s: %v", email, err)
 	}
-	return m["session_token"].(string)
+	return in.Response.SessionToken
 }
+
+// verifier is the identity engine's Verifier, as proxy.New wires it.
+func (f *fixture) verifier() Verifier { return user.NewSignIn(f.auth, false) }
 
 // stack chains the apikey stage (app 1 with no default role) and the
 // session stage, ending in a handler that records the identity.
@@ -137,7 +135,7 @@ func (f *fixture) stack(t testing.TB, users *[]string) (http.Handler, **caller.I
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Auth: f.auth}
+	opts := Options{Verifier: f.verifier()}
 	if users != nil {
 		opts.SetUser = func(_ context.Context, u string) { *users = append(*users, u) }
 	}
@@ -181,20 +179,14 @@ func TestStage(t *testing.T) {
 		admin := f.token(t, true, adminEmail, adminPassword, nil)
 		user := f.token(t, false, userEmail, userPassword, nil)
 		loner := f.token(t, false, "loner@example.com", userPassword, nil)
-		past, err := auth.New(f.st, auth.Options{Now: func() time.Time { return time.Now().Add(-25 * time.Hour) }})
+		past, err := identity.New(f.st, identity.Options{Now: func() time.Time { return time.Now().Add(-25 * time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		expired := f.token(t, false, userEmail, userPassword, past)
 		revoked := f.token(t, false, userEmail, userPassword, nil)
-		{
-			r := httptest.NewRequest("DELETE", "/", nil)
-			r.Header.Set(auth.HeaderSessionToken, revoked)
-			w := httptest.NewRecorder()
-			f.auth.Logout(false).ServeHTTP(w, r)
-			if w.Code != 200 {
-				t.Fatalf("logout = %d", w.Code)
-			}
+		if err := f.auth.Logout(context.Background(), false, revoked); err != nil {
+			t.Fatalf("logout: %v", err)
 		}
 		base := caller.Identity{AppID: f.appID, AppName: "admin", Requestor: caller.API}
 		with := func(mod func(*caller.Identity)) *caller.Identity {
@@ -223,8 +215,8 @@ func TestStage(t *testing.T) {
 			{"user by query", nil, "session_token=" + url.QueryEscape(loner), 200, "", with(func(id *caller.Identity) {
 				id.UserID, id.UserEmail, id.UserName = f.loner.ID, "loner@example.com", "Loner"
 			})},
-			{"expired", map[string]string{"X-Platform-Session-Token": expired}, "", 401, auth.MsgTokenExpired, nil},
-			{"revoked", map[string]string{"X-Platform-Session-Token": revoked}, "", 401, auth.MsgTokenRevoked, nil},
+			{"expired", map[string]string{"X-Platform-Session-Token": expired}, "", 401, identity.MsgTokenExpired, nil},
+			{"revoked", map[string]string{"X-Platform-Session-Token": revoked}, "", 401, identity.MsgTokenRevoked, nil},
 			{"garbage", map[string]string{"X-Platform-Session-Token": "garbage"}, "", 401, "", nil},
 			{"token without key", map[string]string{"X-Platform-Session-Token": admin, "X-Platform-API-Key": ""}, "", 401, apikey.MsgNoKey, nil},
 		}
@@ -272,8 +264,8 @@ func TestStage(t *testing.T) {
 		h, _ := f.stack(t, nil)
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set(apikey.Header, apiKey)
-		r.Header.Set(auth.HeaderSessionToken, user)
-		if res := call(t, h, r); res.status != 403 || res.msg != auth.MsgRoleInactive {
+		r.Header.Set(service.HeaderSessionToken, user)
+		if res := call(t, h, r); res.status != 403 || res.msg != identity.MsgRoleInactive {
 			t.Errorf("inactive role = %+v", res)
 		}
 	})
@@ -301,7 +293,7 @@ func TestLoginRoutesIgnoreTokens(t *testing.T) {
 		t.Run(tc.svcType+" "+tc.method+" "+tc.resource, func(t *testing.T) {
 			r := httptest.NewRequest(tc.method, "/", nil)
 			r.Header.Set(apikey.Header, apiKey)
-			r.Header.Set(auth.HeaderSessionToken, "stale.garbage.token")
+			r.Header.Set(service.HeaderSessionToken, "stale.garbage.token")
 			target := &service.Target{Service: &store.Service{Name: "svc", Type: tc.svcType}, Resource: tc.resource, Verb: tc.method}
 			r = r.WithContext(service.WithTarget(r.Context(), target))
 			*seen = nil
@@ -324,7 +316,7 @@ func TestScriptCallsKeepTheirIdentity(t *testing.T) {
 	h, seen := f.stack(t, nil)
 	inherited := &caller.Identity{AppID: f.appID, UserID: f.user.ID, Requestor: caller.Script}
 	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set(auth.HeaderSessionToken, "ignored")
+	r.Header.Set(service.HeaderSessionToken, "ignored")
 	r = r.WithContext(caller.WithIdentity(r.Context(), inherited))
 	if res := call(t, h, r); res.status != 200 || *seen != inherited {
 		t.Fatalf("script call: %+v %+v", res, *seen)

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/julienschmidt/httprouter"
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -30,16 +31,30 @@ type Options struct {
 	LimitStore *limiter.Store
 	// Mailer delivers administrators' password-reset codes instead of the
 	// e-mail services of the configuration (tests, embedders).
-	Mailer auth.Mailer
+	Mailer identity.Mailer
 	// Now is the clock of session tokens; nil means time.Now.
 	Now func() time.Time
 	// Throttle counts failed administrator logins; nil means the one
-	// shared by every auth service on the same store.
-	Throttle *auth.Throttle
+	// shared by every identity engine on the same store.
+	Throttle *identity.Throttle
+	// SignIn puts the administrator's own resources (admin/session,
+	// admin/password, admin/profile) on the wire over the identity engine
+	// the backend builds; proxy.New sets it to the user package's
+	// administrators' variant (user.NewSignIn(e, true)). Nil: those
+	// resources answer 501 and are not documented.
+	SignIn func(e *identity.Engine) SignIn
 	// Extensions are more resources served under /system/{name} and
 	// everything below it (schema contracts, say), with the same access
 	// rule as the built-in ones. A name may not shadow a built-in resource.
 	Extensions map[string]http.Handler
+}
+
+// SignIn serves and documents the administrator's own resources.
+type SignIn interface {
+	// Resource returns the handler of session, password or profile.
+	Resource(name string) (apierr.HandlerFunc, bool)
+	// Document adds the resources to the service's document.
+	Document(doc *openapi3.T)
 }
 
 // Type is the `system` service type.
@@ -85,7 +100,7 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	if log == nil {
 		log = slog.Default()
 	}
-	aopts := auth.Options{
+	aopts := identity.Options{
 		Logger:   log,
 		Now:      t.opts.Now,
 		Throttle: t.opts.Throttle,
@@ -108,7 +123,7 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 			}
 		}
 	}
-	a, err := auth.New(deps.Store, aopts)
+	a, err := identity.New(deps.Store, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
 	}
@@ -118,14 +133,17 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 		}
 	}
 	b := &Backend{
-		auth:   a,
-		svc:    svc,
-		deps:   deps,
-		st:     deps.Store,
-		db:     deps.Store.DB,
-		log:    log.With("service", svc.Name),
-		opts:   t.opts,
-		models: map[string]model{},
+		identity: a,
+		svc:      svc,
+		deps:     deps,
+		st:       deps.Store,
+		db:       deps.Store.DB,
+		log:      log.With("service", svc.Name),
+		opts:     t.opts,
+		models:   map[string]model{},
+	}
+	if t.opts.SignIn != nil {
+		b.signIn = t.opts.SignIn(a)
 	}
 	b.build()
 	return b, nil
@@ -133,13 +151,16 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 
 // Backend serves /api/v2/system/.
 type Backend struct {
-	auth *auth.Service
-	svc  *store.Service
-	deps service.Deps
-	st   *store.Store
-	db   *bun.DB
-	log  *slog.Logger
-	opts Options
+	identity *identity.Engine
+	// signIn serves admin/session, admin/password and admin/profile (nil:
+	// 501).
+	signIn SignIn
+	svc    *store.Service
+	deps   service.Deps
+	st     *store.Store
+	db     *bun.DB
+	log    *slog.Logger
+	opts   Options
 
 	models    map[string]model
 	endpoints []string // resource names served as tables, in listing order
@@ -370,35 +391,40 @@ func (b *Backend) adminSub(w http.ResponseWriter, r *http.Request, ps httprouter
 }
 
 // serveAdminSelf serves the administrator's own resources through
-// proxy/auth. session (sign-in, session info, refresh, logout) and the
+// Options.SignIn. session (sign-in, session info, refresh, logout) and the
 // POST of password (reset request and reset, or a change with a session)
 // need no administrator, as in DreamFactory; profile and the other verbs
 // of password do.
 func (b *Backend) serveAdminSelf(w http.ResponseWriter, r *http.Request, what string) error {
 	switch what {
-	case "session":
-		return b.auth.Session(true)(w, r)
 	case "password":
 		if r.Method != http.MethodPost {
 			if err := requireAdmin(r); err != nil {
 				return err
 			}
 		}
-		return b.auth.Password(true)(w, r)
+	case "profile":
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
 	}
-	if err := requireAdmin(r); err != nil {
-		return err
+	var h apierr.HandlerFunc
+	if b.signIn != nil {
+		h, _ = b.signIn.Resource(what)
 	}
-	return b.auth.Profile(true)(w, r)
+	if h == nil {
+		return apierr.NotImplemented("The administrator's %s is not served by this stack.", what)
+	}
+	return h(w, r)
 }
 
 // registryMailer sends through the e-mail service named by id (0: the
-// service named "email") when its backend implements auth.Mailer.
+// service named "email") when its backend implements identity.Mailer.
 type registryMailer struct {
 	reg service.Registry
 }
 
-func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
+func (m registryMailer) mailer(serviceID int64) (identity.Mailer, int64, bool) {
 	snap := m.reg.Snapshot()
 	if snap == nil {
 		return nil, 0, false
@@ -416,21 +442,21 @@ func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	ml, ok := be.(auth.Mailer)
+	ml, ok := be.(identity.Mailer)
 	return ml, svc.ID, ok
 }
 
-// CanSend implements auth.MailerAvailability.
+// CanSend implements identity.MailerAvailability.
 func (m registryMailer) CanSend(serviceID int64) bool {
 	_, _, ok := m.mailer(serviceID)
 	return ok
 }
 
-// SendMail implements auth.Mailer.
-func (m registryMailer) SendMail(ctx context.Context, msg auth.Mail) error {
+// SendMail implements identity.Mailer.
+func (m registryMailer) SendMail(ctx context.Context, msg identity.Mail) error {
 	ml, id, ok := m.mailer(msg.ServiceID)
 	if !ok {
-		return auth.ErrNoMailer
+		return identity.ErrNoMailer
 	}
 	msg.ServiceID = id
 	if err := ml.SendMail(ctx, msg); err != nil {

@@ -43,7 +43,8 @@
 // The other resources: service_type, environment, constant, event, cache,
 // package (export and import of the whole configuration), limit_cache
 // (the counters of the rate-limit engine) and admin/session, admin/password
-// and admin/profile (the administrator's sign-in, served by proxy/auth).
+// and admin/profile (the administrator's sign-in: the identity engine, put
+// on the wire by Options.SignIn).
 //
 // # Access
 //
@@ -57,6 +58,6 @@
 // else gets 403.
 //
 // Package system imports the leaves, proxy/service, proxy/store,
-// proxy/sqldb/filter, proxy/auth and the limiter engine it serves
+// proxy/sqldb/filter, proxy/identity and the limiter engine it serves
 // limit_cache from; never another backend or the proxy root.
 package system

@@ -9,7 +9,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
 )
@@ -170,7 +169,9 @@ func (b *Backend) OpenAPI(context.Context) (*openapi3.T, error) {
 		service.AddOperation(doc, kp, http.MethodDelete, delOne)
 	}
 	b.documentOthers(doc)
-	auth.Document(doc, true)
+	if b.signIn != nil {
+		b.signIn.Document(doc)
+	}
 	return doc, nil
 }
 

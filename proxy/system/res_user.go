@@ -177,7 +177,7 @@ func (b *Backend) validateUser(c *check, u, old *store.User, p *problems, admin 
 func (w *writer) revokeAfter(userID int64) {
 	b := w.b
 	w.after = append(w.after, func(ctx context.Context) {
-		if err := b.auth.RevokeUser(ctx, userID); err != nil {
+		if err := b.identity.RevokeUser(ctx, userID); err != nil {
 			b.log.Warn("revoking a user's sessions failed", "user_id", userID, "error", err)
 		}
 	})

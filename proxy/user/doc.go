@@ -3,7 +3,7 @@
 // /api/v2/{service}/:
 //
 //	GET             /                 the resources below
-//	POST            /session          log in          (proxy/auth Login)
+//	POST            /session          log in          (identity Login)
 //	GET             /session          session info    (SessionInfo)
 //	PUT             /session          refresh token   (Refresh)
 //	DELETE          /session          log out         (Logout)
@@ -12,13 +12,17 @@
 //	                                  answer, change when signed in
 //	GET, POST       /profile          the signed-in user's profile
 //
-// The work is done by proxy/auth; this package reads the service's
-// configuration (allow_open_registration, open_reg_role_id,
-// open_reg_email_service_id, password_email_service_id; other keys are
-// kept as sent) and finds the e-mail service that delivers codes: the one
+// The work is done by the identity engine (proxy/identity); this package
+// puts it on the wire ([SignIn]: request bodies in, answers and the error
+// envelope out, the one mapping of identity.Kind to statuses in
+// [APIError]), for users here and for administrators under the system
+// service's admin/ (proxy.New hands system [NewSignIn] with admin set). It
+// also reads the service's configuration (allow_open_registration,
+// open_reg_role_id, open_reg_email_service_id, password_email_service_id;
+// other keys are kept as sent) and finds the e-mail service that delivers codes: the one
 // the configuration names, else the service named "email", when its backend
-// implements auth.Mailer.
+// implements identity.Mailer.
 //
-// user imports apierr, service, store and auth; never another backend, a
-// stage or the proxy root.
+// user imports apierr, caller, service, store and identity; never another
+// backend, a stage or the proxy root.
 package user

@@ -6,14 +6,13 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/portcullis-dev/portcullis/proxy/auth"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 var _ service.Documenter = (*backend)(nil)
 
 // OpenAPI documents the service's resources: the list at the root and the
-// sign-in resources of proxy/auth (session, password, profile, register).
+// sign-in resources (session, password, profile, register).
 func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) {
 	doc := service.NewDocument("Sign-in, registration, passwords and profiles of users who are not administrators.")
 	op := service.NewOperation("getResources", "", "List the service's resources",
@@ -23,6 +22,6 @@ func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) {
 	service.AddResponse(op, http.StatusOK, "The resources.", service.SchemaRef(service.SchemaResourceList))
 	service.AddErrors(op, service.CommonErrors...)
 	service.AddOperation(doc, "/", http.MethodGet, op)
-	auth.Document(doc, false)
+	Document(doc, false)
 	return doc, nil
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -22,12 +22,12 @@ const TypeName = "user"
 type Options struct {
 	// Mailer delivers reset and confirmation codes instead of the e-mail
 	// services of the configuration (tests, embedders).
-	Mailer auth.Mailer
+	Mailer identity.Mailer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Throttle counts failed logins; nil means the one shared by every
-	// auth service on the same store.
-	Throttle *auth.Throttle
+	// identity engine on the same store.
+	Throttle *identity.Throttle
 }
 
 // Type is the `user` service type.
@@ -59,13 +59,13 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	if err != nil {
 		return nil, err
 	}
-	opts := auth.Options{
+	opts := identity.Options{
 		Logger:                 deps.Logger,
 		Now:                    t.opts.Now,
 		Throttle:               t.opts.Throttle,
 		Mailer:                 t.opts.Mailer,
 		PasswordEmailServiceID: cfg.PasswordEmailServiceID,
-		Registration: auth.Registration{Open: cfg.AllowOpenRegistration, RoleID: cfg.OpenRegRoleID,
+		Registration: identity.Registration{Open: cfg.AllowOpenRegistration, RoleID: cfg.OpenRegRoleID,
 			EmailServiceID: cfg.OpenRegEmailServiceID},
 	}
 	if deps.Registry != nil {
@@ -74,16 +74,17 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 			opts.Mailer = registryMailer{reg: deps.Registry}
 		}
 	}
-	a, err := auth.New(deps.Store, opts)
+	e, err := identity.New(deps.Store, opts)
 	if err != nil {
 		return nil, err
 	}
-	b := &backend{name: svc.Name, auth: a}
+	si := NewSignIn(e, false)
+	b := &backend{name: svc.Name, signIn: si}
 	b.routes = map[string]apierr.HandlerFunc{
-		"session":  a.Session(false),
-		"register": a.Register(),
-		"password": a.Password(false),
-		"profile":  a.Profile(false),
+		"session":  si.Session(),
+		"register": si.Register(),
+		"password": si.Password(),
+		"profile":  si.Profile(),
 	}
 	return b, nil
 }
@@ -98,7 +99,7 @@ var resources = []struct{ Name, Label string }{
 
 type backend struct {
 	name   string
-	auth   *auth.Service
+	signIn *SignIn
 	routes map[string]apierr.HandlerFunc
 }
 
@@ -159,7 +160,7 @@ func containsField(list, field string) bool {
 func (b *backend) Close() error { return nil }
 
 // registryMailer sends through the e-mail service named by id (0: the
-// service named "email") when its backend implements auth.Mailer.
+// service named "email") when its backend implements identity.Mailer.
 type registryMailer struct {
 	reg service.Registry
 }
@@ -168,7 +169,7 @@ type registryMailer struct {
 // configuration names none.
 const DefaultEmailService = "email"
 
-func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
+func (m registryMailer) mailer(serviceID int64) (identity.Mailer, int64, bool) {
 	snap := m.reg.Snapshot()
 	if snap == nil {
 		return nil, 0, false
@@ -186,21 +187,21 @@ func (m registryMailer) mailer(serviceID int64) (auth.Mailer, int64, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	ml, ok := b.(auth.Mailer)
+	ml, ok := b.(identity.Mailer)
 	return ml, svc.ID, ok
 }
 
-// CanSend implements auth.MailerAvailability.
+// CanSend implements identity.MailerAvailability.
 func (m registryMailer) CanSend(serviceID int64) bool {
 	_, _, ok := m.mailer(serviceID)
 	return ok
 }
 
-// SendMail implements auth.Mailer.
-func (m registryMailer) SendMail(ctx context.Context, msg auth.Mail) error {
+// SendMail implements identity.Mailer.
+func (m registryMailer) SendMail(ctx context.Context, msg identity.Mail) error {
 	ml, id, ok := m.mailer(msg.ServiceID)
 	if !ok {
-		return auth.ErrNoMailer
+		return identity.ErrNoMailer
 	}
 	msg.ServiceID = id
 	if err := ml.SendMail(ctx, msg); err != nil {

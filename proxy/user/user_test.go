@@ -13,7 +13,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
-	"github.com/portcullis-dev/portcullis/proxy/auth"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -84,14 +84,14 @@ func (f *fakeRegistry) Backend(name string) (service.Backend, bool) {
 	return b, ok
 }
 
-// mailService is an e-mail backend implementing auth.Mailer.
+// mailService is an e-mail backend implementing identity.Mailer.
 type mailService struct {
 	http.Handler
-	sent []auth.Mail
+	sent []identity.Mail
 }
 
 func (m *mailService) Close() error { return nil }
-func (m *mailService) SendMail(_ context.Context, msg auth.Mail) error {
+func (m *mailService) SendMail(_ context.Context, msg identity.Mail) error {
 	m.sent = append(m.sent, msg)
 	return nil
 }
@@ -124,9 +124,9 @@ func TestRegistryMailer(t *testing.T) {
 		if got := m.CanSend(tc.id); got != tc.can {
 			t.Errorf("CanSend(%d) = %v", tc.id, got)
 		}
-		err := m.SendMail(t.Context(), auth.Mail{ServiceID: tc.id, To: "a@b.c"})
+		err := m.SendMail(t.Context(), identity.Mail{ServiceID: tc.id, To: "a@b.c"})
 		if !tc.can {
-			if !errors.Is(err, auth.ErrNoMailer) {
+			if !errors.Is(err, identity.ErrNoMailer) {
 				t.Errorf("SendMail(%d) = %v, want ErrNoMailer", tc.id, err)
 			}
 			continue

@@ -1,20 +1,16 @@
-package auth
+package identity
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // FuzzVerify feeds arbitrary tokens to Verify and to the refresh parser:
-// they must not panic, must refuse with a 401, and may accept only the
+// they must not panic, must refuse as Unauthenticated (401), and may accept only the
 // token that was issued.
 func FuzzVerify(f *testing.F) {
 	st, err := store.OpenConfig(f.Context(), dbtest.Fresh(f, dialects.SQLite))
@@ -29,14 +25,11 @@ func FuzzVerify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]string{"email": adminEmail, "password": adminPassword})
-	w := httptest.NewRecorder()
-	s.Login(true).ServeHTTP(w, httptest.NewRequest("POST", "/", bytes.NewReader(body)))
-	var m map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
+	in, err := s.Login(f.Context(), true, Fields{"email": adminEmail, "password": adminPassword}, "")
+	if err != nil {
 		f.Fatal(err)
 	}
-	good := m["session_token"].(string)
+	good := in.Response.SessionToken
 	parts := strings.Split(good, ".")
 	// The same signature with other low bits in its last character: strict
 	// decoding refuses such twins of a valid token.
@@ -56,12 +49,12 @@ func FuzzVerify(f *testing.F) {
 			if tok != good || sess.User == nil || sess.User.Email != adminEmail {
 				t.Fatalf("accepted %q as %+v", tok, sess)
 			}
-		} else if e := apierr.As(err); e.Status != 401 {
-			t.Fatalf("status %d for %q: %v", e.Status, tok, err)
+		} else if k := KindOf(err); k != Unauthenticated {
+			t.Fatalf("kind %d for %q: %v", k, tok, err)
 		}
 		if _, err := s.parseExpired(t.Context(), tok); err != nil {
-			if e := apierr.As(err); e.Status != 401 {
-				t.Fatalf("refresh parser: status %d for %q", e.Status, tok)
+			if k := KindOf(err); k != Unauthenticated {
+				t.Fatalf("refresh parser: kind %d for %q", k, tok)
 			}
 		}
 	})

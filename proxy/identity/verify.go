@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -41,9 +41,9 @@ type Session struct {
 // Verify checks a session token completely: signature, method, expiry, its
 // session row (not revoked, not idle past its browser-session limit), and
 // its user (exists, active, same e-mail, not issued before the user's
-// TokensValidAfter). Errors are *apierr.Error 401s with DreamFactory's
+// TokensValidAfter). Errors are *Error 401s with DreamFactory's
 // messages. The row and user are cached for Options.CacheTTL.
-func (s *Service) Verify(ctx context.Context, token string) (*Session, error) {
+func (s *Engine) Verify(ctx context.Context, token string) (*Session, error) {
 	c, err := s.parse(ctx, token)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (s *Service) Verify(ctx context.Context, token string) (*Session, error) {
 	return s.session(token, c, st), nil
 }
 
-func (s *Service) session(token string, c *Claims, st *rowState) *Session {
+func (s *Engine) session(token string, c *Claims, st *rowState) *Session {
 	out := &Session{ID: c.ID, Token: token, User: st.user, IssuedAt: c.IssuedAt.Time.UTC(),
 		ExpiresAt: c.ExpiresAt.Time.UTC(), Browser: c.BrowserSession}
 	if st.row.AppID != nil {
@@ -75,7 +75,7 @@ type rowState struct {
 }
 
 // lookup returns the token's row and user, from the cache when fresh.
-func (s *Service) lookup(ctx context.Context, jti string) (*rowState, error) {
+func (s *Engine) lookup(ctx context.Context, jti string) (*rowState, error) {
 	if s.opts.CacheTTL > 0 {
 		if st, ok := s.shared.cache.get(jti, s.opts.CacheTTL); ok {
 			return st, nil
@@ -92,7 +92,7 @@ func (s *Service) lookup(ctx context.Context, jti string) (*rowState, error) {
 }
 
 // load reads a token's row and user.
-func (s *Service) load(ctx context.Context, db bun.IDB, jti string) (*rowState, error) {
+func (s *Engine) load(ctx context.Context, db bun.IDB, jti string) (*rowState, error) {
 	st := &rowState{at: time.Now()}
 	row := new(store.Session)
 	err := db.NewSelect().Model(row).Where("id = ?", jti).Scan(ctx)
@@ -100,7 +100,7 @@ func (s *Service) load(ctx context.Context, db bun.IDB, jti string) (*rowState, 
 	case store.IsNoRows(err):
 		return st, nil
 	case err != nil:
-		return nil, apierr.Unavailable("The system database is unavailable; try again.").WithCause(fmt.Errorf("auth: read session: %w", err))
+		return nil, unavailable("The system database is unavailable; try again.").withCause(fmt.Errorf("identity: read session: %w", err))
 	}
 	st.row = row
 	u := new(store.User)
@@ -108,7 +108,7 @@ func (s *Service) load(ctx context.Context, db bun.IDB, jti string) (*rowState, 
 	switch {
 	case store.IsNoRows(err):
 	case err != nil:
-		return nil, apierr.Unavailable("The system database is unavailable; try again.").WithCause(fmt.Errorf("auth: read user: %w", err))
+		return nil, unavailable("The system database is unavailable; try again.").withCause(fmt.Errorf("identity: read user: %w", err))
 	default:
 		st.user = u
 	}
@@ -117,34 +117,34 @@ func (s *Service) load(ctx context.Context, db bun.IDB, jti string) (*rowState, 
 
 // check applies the row and user conditions to verified claims. With
 // refresh set, an expired browser session is reported as ended.
-func (s *Service) check(ctx context.Context, c *Claims, st *rowState, refresh bool) error {
+func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh bool) error {
 	now := s.now()
 	row, u := st.row, st.user
 	if row == nil || row.Revoked || row.UserID != c.UserID {
-		return apierr.Unauthorized(MsgTokenRevoked)
+		return unauthenticated(MsgTokenRevoked)
 	}
 	if u == nil || !u.IsActive || subtle.ConstantTimeCompare([]byte(subject(u.Email)), []byte(c.Subject)) != 1 {
-		return apierr.Unauthorized(MsgUserNotVerified)
+		return unauthenticated(MsgUserNotVerified)
 	}
 	if u.TokensValidAfter != nil && c.IssuedAt.Time.Before(u.TokensValidAfter.Truncate(time.Second)) {
-		return apierr.Unauthorized(MsgTokenRevoked)
+		return unauthenticated(MsgTokenRevoked)
 	}
 	if c.BrowserSession {
 		if !now.Before(row.ExpiresAt) {
-			return apierr.Unauthorized(MsgTokenExpired)
+			return unauthenticated(MsgTokenExpired)
 		}
 		if !refresh {
 			s.slide(ctx, row, c, now)
 		}
 	} else if !refresh && !now.Before(row.ExpiresAt.Add(s.opts.Leeway)) {
-		return apierr.Unauthorized(MsgTokenExpired)
+		return unauthenticated(MsgTokenExpired)
 	}
 	return nil
 }
 
 // slide moves a browser session's idle deadline forward, at most once a
 // minute per session, never past the token's exp.
-func (s *Service) slide(ctx context.Context, row *store.Session, c *Claims, now time.Time) {
+func (s *Engine) slide(ctx context.Context, row *store.Session, c *Claims, now time.Time) {
 	next := minTime(now.Add(s.opts.BrowserIdle), c.ExpiresAt.Time).Truncate(time.Second)
 	if next.Sub(row.ExpiresAt) < time.Minute {
 		return
@@ -160,34 +160,34 @@ func (s *Service) slide(ctx context.Context, row *store.Session, c *Claims, now 
 }
 
 // revoke marks one session row revoked and forgets it locally.
-func (s *Service) revoke(ctx context.Context, db bun.IDB, jti string) (bool, error) {
+func (s *Engine) revoke(ctx context.Context, db bun.IDB, jti string) (bool, error) {
 	res, err := db.NewUpdate().Model((*store.Session)(nil)).
 		Set("revoked = ?", true).
 		Where("id = ?", jti).Where("revoked = ?", false).Exec(ctx)
 	s.shared.cache.drop(jti)
 	if err != nil {
-		return false, fmt.Errorf("auth: revoke session: %w", err)
+		return false, fmt.Errorf("identity: revoke session: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("auth: revoke session: %w", err)
+		return false, fmt.Errorf("identity: revoke session: %w", err)
 	}
 	return n == 1, nil
 }
 
 // revokeUser revokes every session of a user: its rows, and (by moving
 // TokensValidAfter) any token a row could not name.
-func (s *Service) revokeUser(ctx context.Context, db bun.IDB, userID int64, at time.Time) error {
+func (s *Engine) revokeUser(ctx context.Context, db bun.IDB, userID int64, at time.Time) error {
 	at = at.UTC().Truncate(time.Second)
 	if _, err := db.NewUpdate().Model((*store.Session)(nil)).
 		Set("revoked = ?", true).
 		Where("user_id = ?", userID).Where("revoked = ?", false).Exec(ctx); err != nil {
-		return fmt.Errorf("auth: revoke sessions: %w", err)
+		return fmt.Errorf("identity: revoke sessions: %w", err)
 	}
 	if _, err := db.NewUpdate().Model((*store.User)(nil)).
 		Set("tokens_valid_after = ?", at).
 		Where("id = ?", userID).Exec(ctx); err != nil {
-		return fmt.Errorf("auth: revoke sessions: %w", err)
+		return fmt.Errorf("identity: revoke sessions: %w", err)
 	}
 	s.shared.cache.dropUser(userID)
 	return nil
@@ -196,7 +196,7 @@ func (s *Service) revokeUser(ctx context.Context, db bun.IDB, userID int64, at t
 // RevokeUser ends every session of a user on every instance (within
 // Options.CacheTTL elsewhere). The system backend calls it when an
 // administrator deactivates or deletes a user or sets a password.
-func (s *Service) RevokeUser(ctx context.Context, userID int64) error {
+func (s *Engine) RevokeUser(ctx context.Context, userID int64) error {
 	return s.revokeUser(ctx, s.st.DB, userID, s.now())
 }
 
@@ -249,4 +249,32 @@ func (c *verifyCache) dropUser(userID int64) {
 			delete(c.m, k)
 		}
 	}
+}
+
+// SignIn verifies token and returns a copy of id (nil: an API caller with
+// no app) with the session's user added, and the administrator flag or the
+// role that governs the user through id's app. A role that is not active
+// is Forbidden.
+func (s *Engine) SignIn(ctx context.Context, id *caller.Identity, token string) (*caller.Identity, error) {
+	sess, err := s.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	nid := &caller.Identity{Requestor: caller.API}
+	if id != nil {
+		c := *id
+		nid = &c
+	}
+	u := sess.User
+	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sess.ID
+	acc := s.Resolve(u.ID, u.IsSysAdmin, nid.AppID)
+	switch {
+	case acc.Admin:
+		nid.Admin, nid.RoleID, nid.RoleName = true, 0, ""
+	case acc.RoleID != 0 && !acc.RoleActive:
+		return nil, forbidden(MsgRoleInactive)
+	default:
+		nid.Admin, nid.RoleID, nid.RoleName = false, acc.RoleID, acc.RoleName
+	}
+	return nid, nil
 }

@@ -1,10 +1,9 @@
-package auth
+package identity
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/mail"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -30,45 +28,34 @@ type Profile struct {
 	ADLDAP           string `json:"adldap"`
 }
 
-// maxField is the length limit of the profile's text fields.
-const maxField = 255
+// MaxFieldLength is the length limit of the profile's text fields.
+const MaxFieldLength = 255
 
-// Profile serves …/profile: GET returns the signed-in user's profile; POST
-// (PUT and PATCH alike) updates the fields sent (username, first_name,
-// last_name, name, email, phone, security_question, security_answer,
-// default_app_id) and answers {"success":true}. Changing the e-mail retires
-// every token of the user (their sub no longer matches) and returns a new
-// session_token for this session. admin selects /system/admin/profile.
-func (s *Service) Profile(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		switch r.Method {
-		case http.MethodGet:
-			_, u, _, err := s.requireSession(r, admin)
-			if err != nil {
-				return err
-			}
-			return writeJSON(w, Profile{Username: u.Username, FirstName: u.FirstName, LastName: u.LastName,
-				Name: u.Name, Email: u.Email, Phone: u.Phone, SecurityQuestion: u.SecurityQuestion,
-				DefaultAppID: u.DefaultAppID})
-		case http.MethodPost, http.MethodPut, http.MethodPatch:
-			return s.updateProfile(w, r, admin)
-		}
-		return unsupported(r, "profile")
+// Profile returns the profile of the user signed in with token (or, when
+// token is "", of the caller in ctx). admin selects the administrators'
+// profile.
+func (s *Engine) Profile(ctx context.Context, admin bool, token string) (*Profile, error) {
+	_, u, _, err := s.requireSession(ctx, token, admin)
+	if err != nil {
+		return nil, err
 	}
+	return &Profile{Username: u.Username, FirstName: u.FirstName, LastName: u.LastName,
+		Name: u.Name, Email: u.Email, Phone: u.Phone, SecurityQuestion: u.SecurityQuestion,
+		DefaultAppID: u.DefaultAppID}, nil
 }
 
-func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bool) error {
-	ctx := r.Context()
-	sess, u, _, err := s.requireSession(r, admin)
+// UpdateProfile changes the fields p holds (username, first_name,
+// last_name, name, email, phone, security_question, security_answer,
+// default_app_id) of the user signed in with token (or the caller in ctx).
+// Changing the e-mail retires every token of the user (their sub no longer
+// matches) and answers a new token for this session.
+func (s *Engine) UpdateProfile(ctx context.Context, admin bool, token string, p Fields) (*Answer, error) {
+	sess, u, _, err := s.requireSession(ctx, token, admin)
 	if err != nil {
-		return err
-	}
-	p, err := readPayload(r)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(p) == 0 {
-		return apierr.BadRequest("No data supplied for operation.")
+		return nil, invalid("No data supplied for operation.")
 	}
 	problems := map[string][]string{}
 	var cols []string
@@ -90,8 +77,8 @@ func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bo
 			continue
 		}
 		v = strings.TrimSpace(v)
-		if len(v) > maxField {
-			problems[f.name] = append(problems[f.name], fmt.Sprintf("may not be longer than %d characters", maxField))
+		if len(v) > MaxFieldLength {
+			problems[f.name] = append(problems[f.name], fmt.Sprintf("may not be longer than %d characters", MaxFieldLength))
 			continue
 		}
 		*f.dst = v
@@ -141,19 +128,19 @@ func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bo
 		}
 	}
 	if len(problems) > 0 {
-		return apierr.BadRequest("Validation failed").WithContext(problems)
+		return nil, invalid("Validation failed").withContext(problems)
 	}
 	if len(cols) == 0 {
-		return apierr.BadRequest("No data supplied for operation.")
+		return nil, invalid("No data supplied for operation.")
 	}
 	emailChanged := next.Email != u.Email
 	if emailChanged {
 		other, err := s.findUser(ctx, next.Email)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if other != nil && other.ID != u.ID {
-			return apierr.Conflict("A user with this email already exists.")
+			return nil, conflict("A user with this email already exists.")
 		}
 	}
 	now := s.now()
@@ -169,38 +156,38 @@ func (s *Service) updateProfile(w http.ResponseWriter, r *http.Request, admin bo
 		return nil
 	})
 	if err != nil {
-		var ae *apierr.Error
+		var ae *Error
 		if errors.As(err, &ae) {
-			return ae
+			return nil, ae
 		}
 		if s.isUnique(err) {
-			return apierr.Conflict("A user with this email already exists.")
+			return nil, conflict("A user with this email already exists.")
 		}
-		return apierr.Internal(fmt.Errorf("auth: update profile: %w", err))
+		return nil, internal(fmt.Errorf("identity: update profile: %w", err))
 	}
 	s.shared.cache.dropUser(u.ID)
 	if !emailChanged {
-		return writeJSON(w, success{Success: true})
+		return &Answer{Success: true}, nil
 	}
 	// The old tokens' sub no longer matches: issue this session a new one.
 	ttl := sess.ExpiresAt.Sub(sess.IssuedAt)
 	if ttl <= 0 {
 		ttl = s.opts.TokenTTL
 	}
-	app := appID(r)
+	app := appID(ctx)
 	if app == 0 {
 		app = sess.AppID
 	}
 	iss, err := s.open(ctx, &next, app, ttl, sess.Browser)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.log.InfoContext(ctx, "e-mail changed; sessions renewed", "user_id", u.ID)
-	return writeJSON(w, success{Success: true, SessionToken: iss.token})
+	return &Answer{Success: true, SessionToken: iss.token}, nil
 }
 
 // isUnique reports whether err is a unique-constraint violation.
-func (s *Service) isUnique(err error) bool {
+func (s *Engine) isUnique(err error) bool {
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "unique") || strings.Contains(msg, "duplicate")
 }

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -27,7 +26,7 @@ const (
 	DefaultResetCodeTTL  = time.Hour
 )
 
-// Options configures a Service. The zero value is usable.
+// Options configures an Engine. The zero value is usable.
 type Options struct {
 	// Logger receives security events (failed and throttled logins, resets
 	// without a mailer); nil discards them.
@@ -60,11 +59,8 @@ type Options struct {
 	ResetCodeTTL time.Duration
 
 	// Throttle counts failed logins; nil means the throttle shared by every
-	// Service on the same store.
+	// Engine on the same store.
 	Throttle *Throttle
-	// ClientAddr returns the client address used for throttling; nil
-	// means the host of r.RemoteAddr.
-	ClientAddr func(r *http.Request) string
 
 	// Mailer delivers reset and confirmation codes; nil means none (a
 	// reset request is then logged without its code and refused as
@@ -91,58 +87,11 @@ type Registration struct {
 	EmailServiceID *int64
 }
 
-// Mail is one message for a Mailer.
-type Mail struct {
-	// ServiceID is the e-mail service to send through; 0 lets the mailer
-	// choose its default.
-	ServiceID int64
-	// Kind is MailPasswordReset or MailConfirmation.
-	Kind string
-	// To and ToName address the recipient.
-	To, ToName string
-	// Subject and Text are a ready plain-text message.
-	Subject, Text string
-	// Data holds the fields a template may use: first_name, last_name,
-	// name, email, confirm_code.
-	Data map[string]string
-}
-
-// Kinds of Mail.
-const (
-	MailPasswordReset = "password_reset"
-	MailConfirmation  = "registration_confirmation"
-)
-
-// Mailer delivers e-mail; the email service's backends implement it.
-type Mailer interface {
-	SendMail(ctx context.Context, m Mail) error
-}
-
-// MailerAvailability is implemented by Mailers that can tell in advance
-// whether they can send through an e-mail service (0: their default), so
-// that answers never depend on whether the address has an account.
-type MailerAvailability interface {
-	CanSend(serviceID int64) bool
-}
-
-// canMail reports whether mail can be sent through serviceID.
-func (s *Service) canMail(serviceID int64) bool {
-	if s.opts.Mailer == nil {
-		return false
-	}
-	if c, ok := s.opts.Mailer.(MailerAvailability); ok {
-		return c.CanSend(serviceID)
-	}
-	return true
-}
-
-// ErrNoMailer is returned by a Mailer that has no e-mail service to send
-// through; callers treat it like a missing Mailer.
-var ErrNoMailer = errors.New("auth: no e-mail service is configured")
-
-// Service issues, verifies and revokes session tokens and serves the
-// sign-in resources. It is safe for concurrent use.
-type Service struct {
+// Engine checks credentials, issues, verifies and revokes session tokens,
+// throttles failed attempts and applies the password rules. It has no HTTP
+// in it: the backends that mount the sign-in resources call it. It is safe
+// for concurrent use.
+type Engine struct {
 	st     *store.Store
 	opts   Options
 	log    *slog.Logger
@@ -150,11 +99,11 @@ type Service struct {
 	thr    *Throttle
 }
 
-// New returns a Service on st. It does not touch the database: the signing
+// New returns an Engine on st. It does not touch the database: the signing
 // secret is read on first use (and created when init has not run).
-func New(st *store.Store, opts Options) (*Service, error) {
+func New(st *store.Store, opts Options) (*Engine, error) {
 	if st == nil {
-		return nil, errors.New("auth: a system store is required")
+		return nil, errors.New("identity: a system store is required")
 	}
 	var problems []error
 	check := func(name string, d time.Duration, def time.Duration, allowNegative bool) time.Duration {
@@ -177,7 +126,7 @@ func New(st *store.Store, opts Options) (*Service, error) {
 		problems = append(problems, errors.New("MaxDuration must not be shorter than TokenTTL"))
 	}
 	if err := errors.Join(problems...); err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
+		return nil, fmt.Errorf("identity: %w", err)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -191,15 +140,15 @@ func New(st *store.Store, opts Options) (*Service, error) {
 	if thr == nil {
 		thr = sh.throttle
 	}
-	return &Service{st: st, opts: opts, log: log, shared: sh, thr: thr}, nil
+	return &Engine{st: st, opts: opts, log: log, shared: sh, thr: thr}, nil
 }
 
-// Throttle returns the login throttle the Service counts failures in.
-func (s *Service) Throttle() *Throttle { return s.thr }
+// Throttle returns the login throttle the Engine counts failures in.
+func (s *Engine) Throttle() *Throttle { return s.thr }
 
-func (s *Service) now() time.Time { return s.opts.Now().UTC() }
+func (s *Engine) now() time.Time { return s.opts.Now().UTC() }
 
-// shared is the state every Service on one store shares: the signing
+// shared is the state every Engine on one store shares: the signing
 // secret, the verification cache and the default throttle. It holds no
 // reference to the store, so the store can be collected.
 type shared struct {
@@ -215,7 +164,7 @@ var (
 	sharedByStore = map[weak.Pointer[store.Store]]*shared{}
 )
 
-// sharedFor returns the state shared by Services on st, creating it on
+// sharedFor returns the state shared by Engines on st, creating it on
 // first use and dropping it when st is collected.
 func sharedFor(st *store.Store) *shared {
 	k := weak.Make(st)
@@ -236,7 +185,7 @@ func sharedFor(st *store.Store) *shared {
 
 // signingKey returns the HS256 key, reading the secret from the store once
 // (creating it when init never ran).
-func (s *Service) signingKey(ctx context.Context) ([]byte, error) {
+func (s *Engine) signingKey(ctx context.Context) ([]byte, error) {
 	sh := s.shared
 	if k := sh.secret.Load(); k != nil {
 		return *k, nil
@@ -251,10 +200,10 @@ func (s *Service) signingKey(ctx context.Context) ([]byte, error) {
 		v, err = store.SetSettingIfAbsent(ctx, s.st.DB, store.SettingJWTSecret, store.NewSecret(32))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("auth: signing secret: %w", err)
+		return nil, fmt.Errorf("identity: signing secret: %w", err)
 	}
 	if len(v) < 32 {
-		return nil, errors.New("auth: the signing secret in the system database is shorter than 32 characters")
+		return nil, errors.New("identity: the signing secret in the system database is shorter than 32 characters")
 	}
 	k := []byte(v)
 	sh.secret.Store(&k)

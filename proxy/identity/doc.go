@@ -1,8 +1,14 @@
-// Package auth owns users' sign-in: session tokens (signed JWTs), their
-// revocation, login throttling, password change and reset, profiles and
-// open registration. The system backend mounts its handlers under
-// /system/admin/…, the user backend under /user/…, and the session stage
-// verifies tokens with [Service.Verify].
+// Package identity is the identity engine: it checks credentials, issues,
+// verifies and revokes session tokens (signed JWTs), throttles failed
+// attempts, applies the password rules (change, reset codes, security
+// answers), keeps profiles and runs open registration. It has no HTTP in
+// it, the way policy and limiter have none: [Engine] takes decoded fields
+// and returns answers and [Error]s of a [Kind]. The user backend
+// (proxy/user) puts it on the wire under /user/… and, for the system
+// backend, under /system/admin/…; the session stage verifies tokens
+// through a small interface that proxy.New fills with [Engine.SignIn].
+// Sign-in providers (LDAP, OIDC, SAML) belong here too, beside the
+// password check of [Engine.Login].
 //
 // # Tokens
 //
@@ -26,7 +32,7 @@
 // Verification must stay cheap on the hot path: after the signature and
 // time checks, the row and user lookup is cached in process for
 // Options.CacheTTL (default 1 s). A logout through this process is seen at
-// once by every Service built on the same *store.Store (they share the
+// once by every Engine built on the same *store.Store (they share the
 // cache); other instances see it within CacheTTL. Deactivating a user is
 // seen within the same bound.
 //
@@ -49,9 +55,10 @@
 // (IPv6 grouped by /64) in a [Throttle]. The first few failures in a window
 // are free (5 per account, 20 per address, in one hour); after that each
 // failure blocks the key for a delay that doubles from 1 s up to 15 minutes.
-// A blocked attempt is answered 429 with Retry-After and its password is not
+// A blocked attempt is a Throttled error with RetryAfter (429 with
+// Retry-After on the wire) and its password is not
 // checked, so guessing gains nothing. A successful login clears the
-// account's count. Counters live in process memory, shared by every Service
+// account's count. Counters live in process memory, shared by every Engine
 // on the same store; with several instances each keeps its own.
 //
 // # Secrets
@@ -59,6 +66,6 @@
 // Passwords, tokens, reset codes and API keys never appear in logs or
 // error messages: logs name users by id.
 //
-// auth imports apierr, caller, store, golang-jwt and the standard library;
-// never a backend, a stage or the proxy root.
-package auth
+// identity imports caller, store, golang-jwt, bcrypt and the standard
+// library: never net/http, apierr, a backend, a stage or the proxy root.
+package identity

@@ -1,16 +1,13 @@
-package auth
+package identity
 
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -31,11 +28,6 @@ const (
 	MsgNotConfirmed     = "Registration has not been confirmed. Confirm it with the code sent by e-mail: POST /api/v2/user/register with email and code."
 	MsgThrottled        = "Too many failed login attempts. Try again in %d seconds."
 )
-
-// HeaderSessionLifetime tells the client how long a new token lives:
-// "browser" for a duration-0 login (keep the token in memory only), else
-// its lifetime in minutes.
-const HeaderSessionLifetime = "X-Platform-Session-Lifetime"
 
 // Response is the session response of the spec, field for field.
 type Response struct {
@@ -89,7 +81,7 @@ type Access struct {
 // Resolve returns the access of a user through an app: an effective
 // administrator; else the user's role for the app (or, as DreamFactory
 // does, any role mapped to the user); else the app's default role.
-func (s *Service) Resolve(userID int64, sysAdmin bool, appID int64) Access {
+func (s *Engine) Resolve(userID int64, sysAdmin bool, appID int64) Access {
 	snap := s.snapshot()
 	if snap == nil {
 		return Access{Admin: sysAdmin}
@@ -114,113 +106,96 @@ func roleAccess(snap *store.Snapshot, id int64) Access {
 	return Access{RoleID: r.ID, RoleName: r.Name, RoleActive: r.IsActive}
 }
 
-func (s *Service) snapshot() *store.Snapshot {
+func (s *Engine) snapshot() *store.Snapshot {
 	if s.opts.Snapshot == nil {
 		return nil
 	}
 	return s.opts.Snapshot()
 }
 
-// appID returns the app the request was keyed with.
-func appID(r *http.Request) int64 {
-	if id := caller.IdentityFrom(r.Context()); id != nil {
+// appID returns the app the caller was keyed with.
+func appID(ctx context.Context) int64 {
+	if id := caller.IdentityFrom(ctx); id != nil {
 		return id.AppID
 	}
 	return 0
 }
 
-// Session serves every verb of a session resource: POST logs in, GET
-// returns the session, PUT refreshes the token, DELETE logs out; other
-// verbs get 400.
-func (s *Service) Session(admin bool) apierr.HandlerFunc {
-	login, info, refresh, logout := s.Login(admin), s.SessionInfo(admin), s.Refresh(admin), s.Logout(admin)
-	return func(w http.ResponseWriter, r *http.Request) error {
-		switch r.Method {
-		case http.MethodPost:
-			return login(w, r)
-		case http.MethodGet:
-			return info(w, r)
-		case http.MethodPut:
-			return refresh(w, r)
-		case http.MethodDelete:
-			return logout(w, r)
-		}
-		return unsupported(r, "session")
-	}
+// SignedIn answers a sign-in, a session read or a refresh: the spec's
+// session response and how long its token lives.
+type SignedIn struct {
+	// Response is the session response, field for field.
+	Response Response
+	// Browser marks a duration-0 session: it ends after
+	// Options.BrowserIdle without use (keep the token in memory only).
+	Browser bool
+	// Lifetime is the token's lifetime (exp − iat).
+	Lifetime time.Duration
 }
 
-// Login signs a user in with e-mail and password (POST …/session, JSON or
-// form body: email, password, duration in minutes). admin selects
-// /system/admin/session, which admits administrators only; the user
-// endpoint refuses administrators with the spec's item-4 message. Any
-// session token sent is ignored.
-func (s *Service) Login(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodPost {
-			return unsupported(r, "session")
-		}
-		ctx := r.Context()
-		p, err := readPayload(r)
-		if err != nil {
-			return err
-		}
-		email, err := p.str("email")
-		if err != nil {
-			return err
-		}
-		password, err := p.str("password")
-		if err != nil {
-			return err
-		}
-		if email = strings.TrimSpace(email); email == "" {
-			return apierr.BadRequest(MsgMissingEmail)
-		}
-		if password == "" {
-			return apierr.BadRequest(MsgMissingPassword)
-		}
-		ttl, browser, err := s.duration(p)
-		if err != nil {
-			return err
-		}
-		keys := s.keys(r, email)
-		if err := s.throttled(ctx, keys); err != nil {
-			return err
-		}
-		u, err := s.findUser(ctx, email)
-		if err != nil {
-			return err
-		}
-		hash := ""
-		if u != nil {
-			hash = u.Password
-		}
-		good := store.CheckPassword(hash, password) && u != nil
-		switch {
-		case !good || !u.IsActive || (admin && !u.IsSysAdmin):
-			return s.failed(ctx, keys, u, "login failed")
-		case !admin && u.IsSysAdmin:
-			return apierr.Unauthorized(MsgAdminOnUserLogin)
-		case pendingConfirmation(u):
-			return apierr.Unauthorized(MsgNotConfirmed)
-		}
-		app := appID(r)
-		acc := s.Resolve(u.ID, u.IsSysAdmin, app)
-		if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
-			return apierr.Forbidden(MsgRoleInactive)
-		}
-		s.thr.Succeed(keys)
-		iss, err := s.open(ctx, u, app, ttl, browser)
-		if err != nil {
-			return err
-		}
-		s.log.InfoContext(ctx, "login", "user_id", u.ID, "admin", acc.Admin, "browser_session", browser)
-		return s.respond(w, u, iss.token, iss.claims, acc, app)
+// Login signs a user in with the fields email, password and duration (in
+// minutes; 0 asks for a browser session). admin selects the
+// administrators' sign-in, which admits administrators only; the users'
+// sign-in refuses administrators with the spec's item-4 message. client
+// is the caller's address for throttling (see ClientKey). The app is the
+// one of the caller in ctx.
+func (s *Engine) Login(ctx context.Context, admin bool, p Fields, client string) (*SignedIn, error) {
+	email, err := p.str("email")
+	if err != nil {
+		return nil, err
 	}
+	password, err := p.str("password")
+	if err != nil {
+		return nil, err
+	}
+	if email = strings.TrimSpace(email); email == "" {
+		return nil, invalid(MsgMissingEmail)
+	}
+	if password == "" {
+		return nil, invalid(MsgMissingPassword)
+	}
+	ttl, browser, err := s.duration(p)
+	if err != nil {
+		return nil, err
+	}
+	keys := s.keys(client, email)
+	if err := s.throttled(ctx, keys); err != nil {
+		return nil, err
+	}
+	u, err := s.findUser(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	hash := ""
+	if u != nil {
+		hash = u.Password
+	}
+	good := store.CheckPassword(hash, password) && u != nil
+	switch {
+	case !good || !u.IsActive || (admin && !u.IsSysAdmin):
+		return nil, s.failed(ctx, keys, u, "login failed")
+	case !admin && u.IsSysAdmin:
+		return nil, unauthenticated(MsgAdminOnUserLogin)
+	case pendingConfirmation(u):
+		return nil, unauthenticated(MsgNotConfirmed)
+	}
+	app := appID(ctx)
+	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
+	if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
+		return nil, forbidden(MsgRoleInactive)
+	}
+	s.thr.Succeed(keys)
+	iss, err := s.open(ctx, u, app, ttl, browser)
+	if err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "login", "user_id", u.ID, "admin", acc.Admin, "browser_session", browser)
+	return s.respond(u, iss.token, iss.claims, acc, app), nil
 }
 
 // duration reads a login's `duration`: absent is the default lifetime, 0
 // a browser session, else minutes up to MaxDuration.
-func (s *Service) duration(p payload) (time.Duration, bool, error) {
+func (s *Engine) duration(p Fields) (time.Duration, bool, error) {
 	n, ok, err := p.int("duration")
 	if err != nil {
 		return 0, false, err
@@ -230,7 +205,7 @@ func (s *Service) duration(p payload) (time.Duration, bool, error) {
 	}
 	maxMin := int64(s.opts.MaxDuration / time.Minute)
 	if n < 0 || n > maxMin {
-		return 0, false, apierr.BadRequest("Invalid value for field 'duration': give a whole number of minutes from 0 (until the browser closes) to %d.", maxMin)
+		return 0, false, invalid("Invalid value for field 'duration': give a whole number of minutes from 0 (until the browser closes) to %d.", maxMin)
 	}
 	if n == 0 {
 		return s.opts.TokenTTL, true, nil
@@ -238,32 +213,27 @@ func (s *Service) duration(p payload) (time.Duration, bool, error) {
 	return time.Duration(n) * time.Minute, false, nil
 }
 
-// keys returns the throttle keys of an attempt on account email.
-func (s *Service) keys(r *http.Request, email string) Keys {
-	addr := ""
-	if s.opts.ClientAddr != nil {
-		addr = s.opts.ClientAddr(r)
-	} else {
-		addr = clientAddr(r)
-	}
-	return Keys{Account: strings.ToLower(strings.TrimSpace(email)), Address: addr}
+// keys returns the throttle keys of an attempt on account email from the
+// client address client.
+func (s *Engine) keys(client, email string) Keys {
+	return Keys{Account: strings.ToLower(strings.TrimSpace(email)), Address: client}
 }
 
 // throttled returns the 429 for keys that must wait.
-func (s *Service) throttled(ctx context.Context, keys Keys) error {
+func (s *Engine) throttled(ctx context.Context, keys Keys) error {
 	d := s.thr.Wait(keys)
 	if d <= 0 {
 		return nil
 	}
 	secs := int64((d + time.Second - 1) / time.Second)
 	s.log.WarnContext(ctx, "login throttled", "address", keys.Address, "retry_after_seconds", secs)
-	e := apierr.TooManyRequests(MsgThrottled, secs)
-	e.Header = http.Header{"Retry-After": []string{strconv.FormatInt(secs, 10)}}
+	e := newErr(Throttled, MsgThrottled, []any{secs})
+	e.RetryAfter = time.Duration(secs) * time.Second
 	return e
 }
 
 // failed counts a failed attempt and returns the 401.
-func (s *Service) failed(ctx context.Context, keys Keys, u *store.User, event string) error {
+func (s *Engine) failed(ctx context.Context, keys Keys, u *store.User, event string) error {
 	d := s.thr.Fail(keys)
 	attrs := []any{"address", keys.Address}
 	if u != nil {
@@ -273,17 +243,17 @@ func (s *Service) failed(ctx context.Context, keys Keys, u *store.User, event st
 		attrs = append(attrs, "blocked_seconds", int64(d/time.Second))
 	}
 	s.log.WarnContext(ctx, event, attrs...)
-	return apierr.Unauthorized(MsgInvalidCredentials)
+	return unauthenticated(MsgInvalidCredentials)
 }
 
 // findUser returns the user whose e-mail is email: the exact match, else
 // the only case-insensitive one; nil when none.
-func (s *Service) findUser(ctx context.Context, email string) (*store.User, error) {
+func (s *Engine) findUser(ctx context.Context, email string) (*store.User, error) {
 	var users []store.User
 	err := s.st.DB.NewSelect().Model(&users).
 		Where("LOWER(email) = ?", strings.ToLower(email)).Limit(5).Scan(ctx)
 	if err != nil && !store.IsNoRows(err) {
-		return nil, apierr.Unavailable("The system database is unavailable; try again.").WithCause(fmt.Errorf("auth: find user: %w", err))
+		return nil, dbUnavailable(fmt.Errorf("identity: find user: %w", err))
 	}
 	for i := range users {
 		if users[i].Email == email {
@@ -297,14 +267,14 @@ func (s *Service) findUser(ctx context.Context, email string) (*store.User, erro
 }
 
 // userByID reads a user; nil when it does not exist.
-func (s *Service) userByID(ctx context.Context, db bun.IDB, id int64) (*store.User, error) {
+func (s *Engine) userByID(ctx context.Context, db bun.IDB, id int64) (*store.User, error) {
 	u := new(store.User)
 	err := db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx)
 	if store.IsNoRows(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, apierr.Unavailable("The system database is unavailable; try again.").WithCause(fmt.Errorf("auth: read user: %w", err))
+		return nil, dbUnavailable(fmt.Errorf("identity: read user: %w", err))
 	}
 	return u, nil
 }
@@ -312,10 +282,10 @@ func (s *Service) userByID(ctx context.Context, db bun.IDB, id int64) (*store.Us
 // open issues a token for a successful sign-in: it records the session,
 // sets the user's last login date, clears a pending reset code and prunes
 // the user's dead sessions.
-func (s *Service) open(ctx context.Context, u *store.User, app int64, ttl time.Duration, browser bool) (*issued, error) {
+func (s *Engine) open(ctx context.Context, u *store.User, app int64, ttl time.Duration, browser bool) (*issued, error) {
 	iss, err := s.mint(ctx, u, app, ttl, browser)
 	if err != nil {
-		return nil, apierr.Internal(err)
+		return nil, internal(err)
 	}
 	now := iss.row.IssuedAt
 	err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -339,7 +309,7 @@ func (s *Service) open(ctx context.Context, u *store.User, app int64, ttl time.D
 		return nil
 	})
 	if err != nil {
-		return nil, apierr.Internal(fmt.Errorf("auth: open session: %w", err))
+		return nil, internal(fmt.Errorf("identity: open session: %w", err))
 	}
 	u.LastLoginDate = &now
 	if strings.HasPrefix(u.ConfirmCode, codeReset) {
@@ -348,14 +318,8 @@ func (s *Service) open(ctx context.Context, u *store.User, app int64, ttl time.D
 	return iss, nil
 }
 
-// respond writes the session response for u's token.
-func (s *Service) respond(w http.ResponseWriter, u *store.User, token string, c *Claims, acc Access, app int64) error {
-	if c.BrowserSession {
-		w.Header().Set(HeaderSessionLifetime, "browser")
-	} else {
-		mins := int64(c.ExpiresAt.Sub(c.IssuedAt.Time) / time.Minute)
-		w.Header().Set(HeaderSessionLifetime, strconv.FormatInt(mins, 10))
-	}
+// respond builds the session answer for u's token.
+func (s *Engine) respond(u *store.User, token string, c *Claims, acc Access, app int64) *SignedIn {
 	exp := c.ExpiresAt.Time
 	resp := Response{
 		SessionToken: token, SessionID: token,
@@ -364,13 +328,13 @@ func (s *Service) respond(w http.ResponseWriter, u *store.User, token string, c 
 		LastLoginDate: formatDate(u.LastLoginDate), TokenExpiryDate: formatDate(&exp),
 		Apps: s.apps(u, acc, app),
 	}
-	return writeJSON(w, resp)
+	return &SignedIn{Response: resp, Browser: c.BrowserSession, Lifetime: c.ExpiresAt.Sub(c.IssuedAt.Time)}
 }
 
 // apps lists the active apps of a session: every one for an
 // administrator, else those with a role for the user (mapped, or the app's
 // default role).
-func (s *Service) apps(u *store.User, acc Access, _ int64) []SessionApp {
+func (s *Engine) apps(u *store.User, acc Access, _ int64) []SessionApp {
 	out := []SessionApp{}
 	snap := s.snapshot()
 	if snap == nil {
@@ -427,12 +391,11 @@ func launchURL(snap *store.Snapshot, a *store.App) string {
 	return ""
 }
 
-// current returns the session of the request: the token it carries,
-// verified, or (for inner calls that carry no token) the session named by
-// the caller identity. nil when there is none.
-func (s *Service) current(r *http.Request) (*Session, error) {
-	ctx := r.Context()
-	if tok := TokenFromRequest(r); tok != "" {
+// current returns the session of a request: token, verified, or (for
+// inner calls that carry no token) the session named by the caller
+// identity in ctx. nil when there is none.
+func (s *Engine) current(ctx context.Context, tok string) (*Session, error) {
+	if tok != "" {
 		return s.Verify(ctx, tok)
 	}
 	id := caller.IdentityFrom(ctx)
@@ -444,7 +407,7 @@ func (s *Service) current(r *http.Request) (*Session, error) {
 		return nil, err
 	}
 	if st.row == nil || st.row.Revoked || st.user == nil || !st.user.IsActive || st.user.ID != id.UserID {
-		return nil, apierr.Unauthorized(MsgTokenRevoked)
+		return nil, unauthenticated(MsgTokenRevoked)
 	}
 	out := &Session{ID: id.SessionID, User: st.user, IssuedAt: st.row.IssuedAt, ExpiresAt: st.row.ExpiresAt}
 	if st.row.AppID != nil {
@@ -455,149 +418,131 @@ func (s *Service) current(r *http.Request) (*Session, error) {
 
 // requireSession returns the request's session and fresh user, or the
 // 401 for its absence.
-func (s *Service) requireSession(r *http.Request, admin bool) (*Session, *store.User, Access, error) {
-	sess, err := s.current(r)
+func (s *Engine) requireSession(ctx context.Context, tok string, admin bool) (*Session, *store.User, Access, error) {
+	sess, err := s.current(ctx, tok)
 	if err != nil {
 		return nil, nil, Access{}, err
 	}
 	if sess == nil {
 		if admin {
-			return nil, nil, Access{}, apierr.Unauthorized(MsgNoAdminSession)
+			return nil, nil, Access{}, unauthenticated(MsgNoAdminSession)
 		}
-		return nil, nil, Access{}, apierr.Unauthorized(MsgNoSession)
+		return nil, nil, Access{}, unauthenticated(MsgNoSession)
 	}
-	u, err := s.userByID(r.Context(), s.st.DB, sess.User.ID)
+	u, err := s.userByID(ctx, s.st.DB, sess.User.ID)
 	if err != nil {
 		return nil, nil, Access{}, err
 	}
 	if u == nil || !u.IsActive {
-		return nil, nil, Access{}, apierr.Unauthorized(MsgUserNotVerified)
+		return nil, nil, Access{}, unauthenticated(MsgUserNotVerified)
 	}
-	app := appID(r)
+	app := appID(ctx)
 	if app == 0 {
 		app = sess.AppID
 	}
 	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
 	if admin && !acc.Admin {
-		return nil, nil, Access{}, apierr.Forbidden(MsgNotAuthorized)
+		return nil, nil, Access{}, forbidden(MsgNotAuthorized)
 	}
 	return sess, u, acc, nil
 }
 
-// SessionInfo returns the session response for the token sent (GET
-// …/session), with the user, role and apps read afresh. The token is not
-// rotated (PUT does that): rotating on a read would break requests in
-// flight with the old token.
-func (s *Service) SessionInfo(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet {
-			return unsupported(r, "session")
-		}
-		sess, u, acc, err := s.requireSession(r, admin)
-		if err != nil {
-			return err
-		}
-		if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
-			return apierr.Forbidden(MsgRoleInactive)
-		}
-		c := &Claims{BrowserSession: sess.Browser}
-		c.IssuedAt, c.ExpiresAt = numericDate(sess.IssuedAt), numericDate(sess.ExpiresAt)
-		app := appID(r)
-		if app == 0 {
-			app = sess.AppID
-		}
-		return s.respond(w, u, sess.Token, c, acc, app)
+// SessionInfo returns the session of token (or, when token is "", of the
+// caller in ctx), with the user, role and apps read afresh. The token is
+// not rotated (Refresh does that): rotating on a read would break requests
+// in flight with the old token.
+func (s *Engine) SessionInfo(ctx context.Context, admin bool, token string) (*SignedIn, error) {
+	sess, u, acc, err := s.requireSession(ctx, token, admin)
+	if err != nil {
+		return nil, err
 	}
+	if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
+		return nil, forbidden(MsgRoleInactive)
+	}
+	c := &Claims{BrowserSession: sess.Browser}
+	c.IssuedAt, c.ExpiresAt = numericDate(sess.IssuedAt), numericDate(sess.ExpiresAt)
+	app := appID(ctx)
+	if app == 0 {
+		app = sess.AppID
+	}
+	return s.respond(u, sess.Token, c, acc, app), nil
 }
 
-// Refresh exchanges the token sent (header or ?session_token=) for a new
-// one with the same lifetime (PUT …/session); the old token is revoked. An
-// expired token may be refreshed within Options.RefreshWindow of its
-// issue, unless it was a browser session that ended.
-func (s *Service) Refresh(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodPut {
-			return unsupported(r, "session")
-		}
-		ctx := r.Context()
-		fail := func(reason string) error {
-			return apierr.Unauthorized("Token refresh failed. %s", reason)
-		}
-		tok := TokenFromRequest(r)
-		if tok == "" {
-			return fail("No session token (JWT) provided: send it in the X-Platform-Session-Token header or the session_token query parameter.")
-		}
-		c, err := s.parseExpired(ctx, tok)
-		if err != nil {
-			return fail(apierr.As(err).Message)
-		}
-		st, err := s.load(ctx, s.st.DB, c.ID)
+// Refresh exchanges token for a new one with the same lifetime; the old
+// token is revoked. An expired token may be refreshed within
+// Options.RefreshWindow of its issue, unless it was a browser session that
+// ended.
+func (s *Engine) Refresh(ctx context.Context, admin bool, tok string) (*SignedIn, error) {
+	fail := func(reason string) *Error {
+		return unauthenticated("Token refresh failed. %s", reason)
+	}
+	if tok == "" {
+		return nil, fail("No session token (JWT) provided: send it in the X-Platform-Session-Token header or the session_token query parameter.")
+	}
+	c, err := s.parseExpired(ctx, tok)
+	if err != nil {
+		return nil, fail(asError(err).Message)
+	}
+	st, err := s.load(ctx, s.st.DB, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(ctx, c, st, true); err != nil {
+		return nil, fail(asError(err).Message)
+	}
+	u := st.user
+	app := appID(ctx)
+	if app == 0 && st.row.AppID != nil {
+		app = *st.row.AppID
+	}
+	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
+	if admin && !acc.Admin {
+		return nil, forbidden(MsgNotAuthorized)
+	}
+	if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
+		return nil, forbidden(MsgRoleInactive)
+	}
+	ttl := c.ExpiresAt.Sub(c.IssuedAt.Time)
+	iss, err := s.mint(ctx, u, app, ttl, c.BrowserSession)
+	if err != nil {
+		return nil, internal(err)
+	}
+	err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := s.revoke(ctx, tx, c.ID)
 		if err != nil {
 			return err
 		}
-		if err := s.check(ctx, c, st, true); err != nil {
-			return fail(apierr.As(err).Message)
+		if !ok {
+			return fail(MsgTokenRevoked)
 		}
-		u := st.user
-		app := appID(r)
-		if app == 0 && st.row.AppID != nil {
-			app = *st.row.AppID
+		if _, err := tx.NewInsert().Model(iss.row).Exec(ctx); err != nil {
+			return fmt.Errorf("identity: record session: %w", err)
 		}
-		acc := s.Resolve(u.ID, u.IsSysAdmin, app)
-		if admin && !acc.Admin {
-			return apierr.Forbidden(MsgNotAuthorized)
-		}
-		if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
-			return apierr.Forbidden(MsgRoleInactive)
-		}
-		ttl := c.ExpiresAt.Sub(c.IssuedAt.Time)
-		iss, err := s.mint(ctx, u, app, ttl, c.BrowserSession)
-		if err != nil {
-			return apierr.Internal(err)
-		}
-		err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			ok, err := s.revoke(ctx, tx, c.ID)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fail(MsgTokenRevoked)
-			}
-			if _, err := tx.NewInsert().Model(iss.row).Exec(ctx); err != nil {
-				return fmt.Errorf("auth: record session: %w", err)
-			}
-			return nil
-		})
-		s.shared.cache.drop(c.ID)
-		if err != nil {
-			return apierr.As(err)
-		}
-		return s.respond(w, u, iss.token, iss.claims, acc, app)
+		return nil
+	})
+	s.shared.cache.drop(c.ID)
+	if err != nil {
+		return nil, asError(err)
 	}
+	return s.respond(u, iss.token, iss.claims, acc, app), nil
 }
 
-// Logout ends the session of the token sent (DELETE …/session) on every
-// instance and answers {"success":true}.
-func (s *Service) Logout(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodDelete {
-			return unsupported(r, "session")
-		}
-		ctx := r.Context()
-		sess, err := s.current(r)
-		if err != nil {
-			return err
-		}
-		if sess == nil {
-			if admin {
-				return apierr.Unauthorized(MsgNoAdminSession)
-			}
-			return apierr.Unauthorized(MsgNoSession)
-		}
-		if _, err := s.revoke(ctx, s.st.DB, sess.ID); err != nil {
-			return apierr.Internal(err)
-		}
-		s.log.InfoContext(ctx, "logout", "user_id", sess.User.ID)
-		return writeJSON(w, success{Success: true})
+// Logout ends the session of token (or, when token is "", of the caller in
+// ctx) on every instance.
+func (s *Engine) Logout(ctx context.Context, admin bool, token string) error {
+	sess, err := s.current(ctx, token)
+	if err != nil {
+		return err
 	}
+	if sess == nil {
+		if admin {
+			return unauthenticated(MsgNoAdminSession)
+		}
+		return unauthenticated(MsgNoSession)
+	}
+	if _, err := s.revoke(ctx, s.st.DB, sess.ID); err != nil {
+		return internal(err)
+	}
+	s.log.InfoContext(ctx, "logout", "user_id", sess.User.ID)
+	return nil
 }

@@ -1,4 +1,4 @@
-package auth
+package user
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 )
 
 func TestPasswordChange(t *testing.T) {
@@ -26,12 +27,12 @@ func TestPasswordChange(t *testing.T) {
 			status int
 			msg    string
 		}{
-			{"wrong old password", req{token: tok, body: map[string]any{"old_password": "not-it-at-all", "new_password": "new-password-1"}}, 400, MsgOldPasswordMismatch},
-			{"no new password", req{token: tok, body: map[string]any{"old_password": userPassword}}, 400, MsgChangeNeedsBoth},
+			{"wrong old password", req{token: tok, body: map[string]any{"old_password": "not-it-at-all", "new_password": "new-password-1"}}, 400, identity.MsgOldPasswordMismatch},
+			{"no new password", req{token: tok, body: map[string]any{"old_password": userPassword}}, 400, identity.MsgChangeNeedsBoth},
 			{"too short", req{token: tok, body: map[string]any{"old_password": userPassword, "new_password": "short"}}, 400, ""},
 			{"too long", req{token: tok, body: map[string]any{"old_password": userPassword, "new_password": strings.Repeat("x", 73)}}, 400, ""},
-			{"no session", req{body: map[string]any{"old_password": userPassword, "new_password": "new-password-1"}}, 401, MsgNoSession},
-			{"nothing to do", req{token: tok, body: map[string]any{"new_password": "new-password-1"}}, 400, MsgNotEnoughInfo},
+			{"no session", req{body: map[string]any{"old_password": userPassword, "new_password": "new-password-1"}}, 401, identity.MsgNoSession},
+			{"nothing to do", req{token: tok, body: map[string]any{"new_password": "new-password-1"}}, 400, identity.MsgNotEnoughInfo},
 			{"GET", req{method: "GET", token: tok}, 400, ""},
 			{"admin endpoint", req{token: tok, body: map[string]any{"old_password": userPassword, "new_password": "new-password-1"}}, 403, ""},
 		}
@@ -62,7 +63,7 @@ func TestPasswordChange(t *testing.T) {
 		// Every earlier session ends; the new one works; the new password
 		// signs in, the old one no longer does.
 		for name, old := range map[string]string{"current": tok, "other": other} {
-			if msg := e.verifyMsg(old); msg != MsgTokenRevoked {
+			if msg := e.verifyMsg(old); msg != identity.MsgTokenRevoked {
 				t.Errorf("%s token after password change: %q", name, msg)
 			}
 		}
@@ -98,7 +99,7 @@ func TestPasswordReset(t *testing.T) {
 		if n := e.mail.count(); n != 0 {
 			t.Fatalf("%d mails sent for addresses without a user account", n)
 		}
-		if r := e.do(h, req{target: "/?reset=true", body: map[string]any{}}); r.status != 400 || r.msg(t) != MsgResetMissingEmail {
+		if r := e.do(h, req{target: "/?reset=true", body: map[string]any{}}); r.status != 400 || r.msg(t) != identity.MsgResetMissingEmail {
 			t.Errorf("reset without email = %d %s", r.status, r.body)
 		}
 
@@ -108,26 +109,26 @@ func TestPasswordReset(t *testing.T) {
 		}
 		m := e.mail.last(t)
 		code := m.Data["confirm_code"]
-		if m.Kind != MailPasswordReset || m.To != userEmail || !regexp.MustCompile(`^[A-Z0-9]{32}$`).MatchString(code) ||
+		if m.Kind != identity.MailPasswordReset || m.To != userEmail || !regexp.MustCompile(`^[A-Z0-9]{32}$`).MatchString(code) ||
 			!strings.Contains(m.Text, code) {
 			t.Fatalf("mail = %+v", m)
 		}
 		if u := e.userByEmail(userEmail); strings.Contains(u.ConfirmCode, code) || !strings.HasPrefix(u.ConfirmCode, codeReset) {
 			t.Fatalf("the code is stored in clear or unmarked: %q", u.ConfirmCode)
 		}
-		wrong := strings.Repeat("A", CodeLength)
+		wrong := strings.Repeat("A", identity.CodeLength)
 		cases := []struct {
 			name   string
 			body   map[string]any
 			status int
 			msg    string
 		}{
-			{"wrong code", map[string]any{"email": userEmail, "code": wrong, "new_password": "reset-password-1"}, 404, MsgCodeNotFound},
-			{"bad format", map[string]any{"email": userEmail, "code": "abc", "new_password": "reset-password-1"}, 400, MsgCodeFormat},
-			{"control characters", map[string]any{"email": userEmail, "code": strings.Repeat("A", 31) + "\x00", "new_password": "reset-password-1"}, 400, MsgCodeFormat},
-			{"no new password", map[string]any{"email": userEmail, "code": code}, 400, MsgResetMissingNew},
-			{"no email", map[string]any{"code": code, "new_password": "reset-password-1"}, 400, MsgResetMissingEmail},
-			{"another user's address", map[string]any{"email": adminEmail, "code": code, "new_password": "reset-password-1"}, 404, MsgCodeNotFound},
+			{"wrong code", map[string]any{"email": userEmail, "code": wrong, "new_password": "reset-password-1"}, 404, identity.MsgCodeNotFound},
+			{"bad format", map[string]any{"email": userEmail, "code": "abc", "new_password": "reset-password-1"}, 400, identity.MsgCodeFormat},
+			{"control characters", map[string]any{"email": userEmail, "code": strings.Repeat("A", 31) + "\x00", "new_password": "reset-password-1"}, 400, identity.MsgCodeFormat},
+			{"no new password", map[string]any{"email": userEmail, "code": code}, 400, identity.MsgResetMissingNew},
+			{"no email", map[string]any{"code": code, "new_password": "reset-password-1"}, 400, identity.MsgResetMissingEmail},
+			{"another user's address", map[string]any{"email": adminEmail, "code": code, "new_password": "reset-password-1"}, 404, identity.MsgCodeNotFound},
 			{"weak new password", map[string]any{"email": userEmail, "code": code, "new_password": "short"}, 400, ""},
 		}
 		for _, tc := range cases {
@@ -145,7 +146,7 @@ func TestPasswordReset(t *testing.T) {
 		if r.status != 200 || r.m(t)["session_token"] == nil {
 			t.Fatalf("reset with code = %d %s", r.status, r.body)
 		}
-		if msg := e.verifyMsg(tok); msg != MsgTokenRevoked {
+		if msg := e.verifyMsg(tok); msg != identity.MsgTokenRevoked {
 			t.Errorf("session from before the reset: %q", msg)
 		}
 		e.login(false, userEmail, "reset-password-1", nil)
@@ -156,8 +157,8 @@ func TestPasswordReset(t *testing.T) {
 		// Codes expire.
 		e.do(h, req{target: "/?reset=true", body: map[string]any{"email": userEmail}})
 		code = e.mail.last(t).Data["confirm_code"]
-		e.clock.Advance(DefaultResetCodeTTL + time.Second)
-		if r := e.do(h, req{body: map[string]any{"email": userEmail, "code": code, "new_password": "reset-password-2"}}); r.status != 400 || r.msg(t) != MsgCodeExpired {
+		e.clock.Advance(identity.DefaultResetCodeTTL + time.Second)
+		if r := e.do(h, req{body: map[string]any{"email": userEmail, "code": code, "new_password": "reset-password-2"}}); r.status != 400 || r.msg(t) != identity.MsgCodeExpired {
 			t.Errorf("expired code = %d %s", r.status, r.body)
 		}
 		// A login clears a pending reset code.
@@ -184,7 +185,7 @@ func TestPasswordResetWithoutMailer(t *testing.T) {
 	t.Parallel()
 	for _, mailer := range []string{"none", "unavailable"} {
 		t.Run(mailer, func(t *testing.T) {
-			e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *Options) {
+			e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *identity.Options) {
 				o.Mailer = nil
 				if mailer == "unavailable" {
 					o.Mailer = unavailable{}
@@ -193,7 +194,7 @@ func TestPasswordResetWithoutMailer(t *testing.T) {
 			h := e.svc.Password(false)
 			for _, email := range []string{userEmail, "nobody@example.com"} {
 				r := e.do(h, req{target: "/?reset=true", body: map[string]any{"email": email}})
-				if r.status != http.StatusInternalServerError || r.msg(t) != MsgNoResetChannel {
+				if r.status != http.StatusInternalServerError || r.msg(t) != identity.MsgNoResetChannel {
 					t.Errorf("reset for %s = %d %s", email, r.status, r.body)
 				}
 			}
@@ -210,8 +211,8 @@ func TestPasswordResetWithoutMailer(t *testing.T) {
 
 type unavailable struct{}
 
-func (unavailable) SendMail(_ context.Context, _ Mail) error { return ErrNoMailer }
-func (unavailable) CanSend(int64) bool                       { return false }
+func (unavailable) SendMail(_ context.Context, _ identity.Mail) error { return identity.ErrNoMailer }
+func (unavailable) CanSend(int64) bool                                { return false }
 
 func TestMailerFailure(t *testing.T) {
 	t.Parallel()
@@ -240,32 +241,15 @@ func TestSecurityAnswer(t *testing.T) {
 		if r.status != 200 || r.m(t)["security_question"] != "First pet?" {
 			t.Fatalf("reset request = %d %s", r.status, r.body)
 		}
-		if r := e.do(h, req{body: map[string]any{"email": userEmail, "security_answer": "Max", "new_password": "answer-pass-1"}}); r.status != 400 || r.msg(t) != MsgAnswerMismatch {
+		if r := e.do(h, req{body: map[string]any{"email": userEmail, "security_answer": "Max", "new_password": "answer-pass-1"}}); r.status != 400 || r.msg(t) != identity.MsgAnswerMismatch {
 			t.Errorf("wrong answer = %d %s", r.status, r.body)
 		}
 		if r := e.do(h, req{body: map[string]any{"email": userEmail, "security_answer": "Rex", "new_password": "answer-pass-1"}}); r.status != 200 {
 			t.Fatalf("right answer = %d %s", r.status, r.body)
 		}
 		e.login(false, userEmail, "answer-pass-1", nil)
-		if msg := e.verifyMsg(tok); msg != MsgTokenRevoked {
+		if msg := e.verifyMsg(tok); msg != identity.MsgTokenRevoked {
 			t.Errorf("old session after reset: %q", msg)
 		}
 	})
-}
-
-func TestCodes(t *testing.T) {
-	t.Parallel()
-	seen := map[string]bool{}
-	for range 200 {
-		c := newCode()
-		if !codeFormatOK(c) || seen[c] {
-			t.Fatalf("code %q malformed or repeated", c)
-		}
-		seen[c] = true
-	}
-	for _, bad := range []string{"", "abc", strings.Repeat("a", 32), strings.Repeat("A", 33), strings.Repeat("A", 31) + "-"} {
-		if codeFormatOK(bad) {
-			t.Errorf("%q accepted", bad)
-		}
-	}
 }

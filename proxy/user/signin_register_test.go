@@ -1,4 +1,4 @@
-package auth
+package user
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -15,7 +16,7 @@ func TestRegistrationClosed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), nil)
 	r := e.do(e.svc.Register(), req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}})
-	if r.status != http.StatusForbidden || r.msg(t) != MsgRegistrationClosed {
+	if r.status != http.StatusForbidden || r.msg(t) != identity.MsgRegistrationClosed {
 		t.Fatalf("register = %d %s", r.status, r.body)
 	}
 }
@@ -24,8 +25,8 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		var roleID int64
-		e := newEnv(t, cfg, func(o *Options) {
-			o.Registration = Registration{Open: true, RoleID: &roleID}
+		e := newEnv(t, cfg, func(o *identity.Options) {
+			o.Registration = identity.Registration{Open: true, RoleID: &roleID}
 		})
 		ctx := t.Context()
 		role := &store.Role{Name: "members", IsActive: true}
@@ -103,8 +104,8 @@ func TestRegisterWithConfirmation(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
 		emailSvc := int64(6)
-		e := newEnv(t, cfg, func(o *Options) {
-			o.Registration = Registration{Open: true, EmailServiceID: &emailSvc}
+		e := newEnv(t, cfg, func(o *identity.Options) {
+			o.Registration = identity.Registration{Open: true, EmailServiceID: &emailSvc}
 		})
 		h := e.svc.Register()
 		r := e.do(h, req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}})
@@ -113,10 +114,10 @@ func TestRegisterWithConfirmation(t *testing.T) {
 		}
 		m := e.mail.last(t)
 		code := m.Data["confirm_code"]
-		if m.Kind != MailConfirmation || m.ServiceID != emailSvc || m.To != "new@example.com" || len(code) != CodeLength {
+		if m.Kind != identity.MailConfirmation || m.ServiceID != emailSvc || m.To != "new@example.com" || len(code) != identity.CodeLength {
 			t.Fatalf("mail = %+v", m)
 		}
-		if r := e.do(e.svc.Login(false), req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}}); r.status != 401 || r.msg(t) != MsgNotConfirmed {
+		if r := e.do(e.svc.Login(false), req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}}); r.status != 401 || r.msg(t) != identity.MsgNotConfirmed {
 			t.Fatalf("login before confirmation = %d %s", r.status, r.body)
 		}
 		// A password reset must not skip the confirmation.
@@ -125,7 +126,7 @@ func TestRegisterWithConfirmation(t *testing.T) {
 			t.Fatalf("login after a reset request = %d %s", r.status, r.body)
 		}
 		code = e.mail.last(t).Data["confirm_code"]
-		if r := e.do(h, req{body: map[string]any{"email": "new@example.com", "code": strings.Repeat("Z", CodeLength)}}); r.status != 404 {
+		if r := e.do(h, req{body: map[string]any{"email": "new@example.com", "code": strings.Repeat("Z", identity.CodeLength)}}); r.status != 404 {
 			t.Errorf("wrong confirmation code = %d %s", r.status, r.body)
 		}
 		if r := e.do(h, req{body: map[string]any{"email": "new@example.com", "code": code}}); r.status != 200 {
@@ -135,8 +136,8 @@ func TestRegisterWithConfirmation(t *testing.T) {
 		// Codes of unconfirmed registrations expire.
 		e.do(h, req{body: map[string]any{"email": "late@example.com", "password": "new-password-1"}})
 		code = e.mail.last(t).Data["confirm_code"]
-		e.clock.Advance(ConfirmCodeTTL + time.Second)
-		if r := e.do(h, req{body: map[string]any{"email": "late@example.com", "code": code}}); r.status != 400 || r.msg(t) != MsgCodeExpired {
+		e.clock.Advance(identity.ConfirmCodeTTL + time.Second)
+		if r := e.do(h, req{body: map[string]any{"email": "late@example.com", "code": code}}); r.status != 400 || r.msg(t) != identity.MsgCodeExpired {
 			t.Errorf("late confirmation = %d %s", r.status, r.body)
 		}
 	})
@@ -145,8 +146,8 @@ func TestRegisterWithConfirmation(t *testing.T) {
 func TestRegisterNeedsAMailerForConfirmation(t *testing.T) {
 	t.Parallel()
 	emailSvc := int64(6)
-	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *Options) {
-		o.Registration = Registration{Open: true, EmailServiceID: &emailSvc}
+	e := newEnv(t, dbtest.Fresh(t, dialects.SQLite), func(o *identity.Options) {
+		o.Registration = identity.Registration{Open: true, EmailServiceID: &emailSvc}
 		o.Mailer = unavailable{}
 	})
 	r := e.do(e.svc.Register(), req{body: map[string]any{"email": "new@example.com", "password": "new-password-1"}})
@@ -175,7 +176,7 @@ func TestProfile(t *testing.T) {
 		if _, leak := m["password"]; leak {
 			t.Error("profile shows the password")
 		}
-		if r := e.do(h, req{method: "GET"}); r.status != 401 || r.msg(t) != MsgNoSession {
+		if r := e.do(h, req{method: "GET"}); r.status != 401 || r.msg(t) != identity.MsgNoSession {
 			t.Errorf("profile without session = %d %s", r.status, r.body)
 		}
 		if r := e.do(e.svc.Profile(true), req{method: "GET", token: tok}); r.status != 403 {

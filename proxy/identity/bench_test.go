@@ -1,9 +1,6 @@
-package auth
+package identity
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/dialects"
@@ -35,14 +32,11 @@ func BenchmarkVerify(b *testing.B) {
 			if tc.ttl < 0 {
 				s.opts.CacheTTL = -1
 			}
-			body, _ := json.Marshal(map[string]string{"email": adminEmail, "password": adminPassword})
-			w := httptest.NewRecorder()
-			s.Login(true).ServeHTTP(w, httptest.NewRequest("POST", "/", bytes.NewReader(body)))
-			var m map[string]any
-			if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
+			in, err := s.Login(b.Context(), true, Fields{"email": adminEmail, "password": adminPassword}, "")
+			if err != nil {
 				b.Fatal(err)
 			}
-			tok := m["session_token"].(string)
+			tok := in.Response.SessionToken
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {

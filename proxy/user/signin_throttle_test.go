@@ -1,101 +1,15 @@
-package auth
+package user
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 )
-
-func TestThrottle(t *testing.T) {
-	t.Parallel()
-	c := newClock()
-	th := NewThrottle(ThrottleOptions{AccountFree: 3, AddressFree: 5, Window: time.Hour, Base: time.Second, Max: 8 * time.Second, Now: c.Now})
-	k := Keys{Account: "a@x", Address: "10.0.0.1"}
-
-	var delays []time.Duration
-	for range 8 {
-		if w := th.Wait(k); w != 0 {
-			t.Fatalf("attempt refused while the previous delay has passed: %v", w)
-		}
-		d := th.Fail(k)
-		delays = append(delays, d)
-		c.Advance(d)
-	}
-	want := []time.Duration{0, 0, 0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}
-	for i := range want {
-		if delays[i] != want[i] {
-			t.Fatalf("delays = %v, want %v", delays, want)
-		}
-	}
-	th.Fail(k)
-	if w := th.Wait(k); w != 8*time.Second {
-		t.Errorf("wait while blocked = %v", w)
-	}
-	// The address stays blocked for another account; the account for
-	// another address.
-	if w := th.Wait(Keys{Account: "b@x", Address: "10.0.0.1"}); w == 0 {
-		t.Error("address not throttled for another account")
-	}
-	if w := th.Wait(Keys{Account: "a@x", Address: "10.0.0.2"}); w == 0 {
-		t.Error("account not throttled from another address")
-	}
-	// Success clears the account, not the address.
-	c.Advance(8 * time.Second)
-	th.Succeed(k)
-	if d := th.Fail(Keys{Account: "a@x"}); d != 0 {
-		t.Errorf("account counted after a success: %v", d)
-	}
-	if d := th.Fail(Keys{Address: "10.0.0.1"}); d == 0 {
-		t.Error("address forgot its failures after the account's success")
-	}
-	// Failures are forgotten a window after the last one.
-	c.Advance(time.Hour + time.Second)
-	if d := th.Fail(Keys{Address: "10.0.0.1"}); d != 0 {
-		t.Errorf("address remembered past the window: %v", d)
-	}
-}
-
-func TestThrottleBoundsMemory(t *testing.T) {
-	t.Parallel()
-	c := newClock()
-	th := NewThrottle(ThrottleOptions{MaxKeys: 10, Window: time.Minute, Now: c.Now})
-	for i := range 50 {
-		th.Fail(Keys{Account: strconv.Itoa(i)})
-	}
-	if n := len(th.keys); n > 10 {
-		t.Fatalf("%d keys kept, limit 10", n)
-	}
-	c.Advance(2 * time.Minute)
-	th.Fail(Keys{Account: "new"})
-	if _, ok := th.keys["acct\x00new"]; !ok {
-		t.Error("expired keys were not swept to make room")
-	}
-}
-
-func TestClientAddr(t *testing.T) {
-	t.Parallel()
-	cases := map[string]string{
-		"192.0.2.1:1234":         "192.0.2.1",
-		"[2001:db8::1]:443":      "2001:db8::/64",
-		"[2001:db8::ffff:1]:443": "2001:db8::/64",
-		"[::ffff:192.0.2.9]:1":   "192.0.2.9",
-		"not-an-address":         "not-an-address",
-		"[2001:db8:0:1::5]:80":   "2001:db8:0:1::/64",
-	}
-	for in, want := range cases {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = in
-		if got := clientAddr(r); got != want {
-			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 func TestLoginThrottled(t *testing.T) {
 	t.Parallel()
@@ -144,7 +58,7 @@ func TestLoginThrottled(t *testing.T) {
 func TestNoSecretsInLogs(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
-		e := newEnv(t, cfg, func(o *Options) { o.Registration = Registration{Open: true} })
+		e := newEnv(t, cfg, func(o *identity.Options) { o.Registration = identity.Registration{Open: true} })
 		secrets := []string{userPassword, adminPassword, "guess-guess-1", "changed-pass-1", "register-pass-1"}
 		tok := e.login(false, userEmail, userPassword, nil)
 		admin := e.login(true, adminEmail, adminPassword, map[string]any{"duration": 0})

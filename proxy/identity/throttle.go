@@ -1,8 +1,7 @@
-package auth
+package identity
 
 import (
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -171,12 +170,13 @@ func (t *Throttle) sweep(now time.Time) {
 	}
 }
 
-// clientAddr returns the throttling address of r: the host of RemoteAddr,
-// IPv6 addresses grouped by their /64.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// ClientKey returns the throttling address of a client whose address is
+// remoteAddr (host:port, as http.Request.RemoteAddr): the host, IPv6
+// addresses grouped by their /64.
+func ClientKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remoteAddr
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {

@@ -1,11 +1,9 @@
-package auth
+package identity
 
 import (
 	"sync"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
 // maxParsed bounds the cache of verified tokens; when it is full the cache
@@ -43,10 +41,10 @@ func (p *parsedCache) put(token string, c *Claims) {
 
 // timesValid redoes the time checks jwt.ParseWithClaims made: exp (with
 // leeway), and iat and nbf not in the future.
-func (s *Service) timesValid(c *Claims) error {
+func (s *Engine) timesValid(c *Claims) error {
 	now := s.now()
 	if c.ExpiresAt == nil || !now.Before(c.ExpiresAt.Time.Add(s.opts.Leeway)) {
-		return apierr.Unauthorized(MsgTokenExpired)
+		return unauthenticated(MsgTokenExpired)
 	}
 	if c.IssuedAt != nil && now.Add(s.opts.Leeway).Before(c.IssuedAt.Time) {
 		return invalidToken(jwt.ErrTokenUsedBeforeIssued)

@@ -1,9 +1,11 @@
-package auth
+package user
 
 import (
 	"net/http"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/portcullis-dev/portcullis/proxy/identity"
 )
 
 // Component names of the sign-in resources' documents.
@@ -17,7 +19,7 @@ const (
 )
 
 // errorRef is the shared error response of status name (see
-// service.AddErrors; auth cannot import service).
+// service.AddErrors).
 func errorRef(name string) *openapi3.ResponseRef {
 	return &openapi3.ResponseRef{Ref: "#/components/responses/" + name}
 }
@@ -32,7 +34,10 @@ func str(desc string) *openapi3.Schema {
 	return s
 }
 
-// Document adds the sign-in resources this package serves to doc, whose
+// Document documents the resources of s (see the package function).
+func (s *SignIn) Document(doc *openapi3.T) { Document(doc, s.admin) }
+
+// Document adds the sign-in resources SignIn serves to doc, whose
 // components must already hold the shared error responses: below
 // "/admin" for the system service (admin true: session, password,
 // profile) or at the service root for a user service (also register).
@@ -192,7 +197,7 @@ func passwordSchema() *openapi3.Schema {
 }
 
 func profileSchema() *openapi3.Schema {
-	max := func() *openapi3.Schema { return openapi3.NewStringSchema().WithMaxLength(maxField) }
+	max := func() *openapi3.Schema { return openapi3.NewStringSchema().WithMaxLength(identity.MaxFieldLength) }
 	return openapi3.NewObjectSchema().
 		WithProperty("username", max()).
 		WithProperty("first_name", max()).

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -57,7 +56,7 @@ type issued struct {
 
 // mint signs a new token for u valid for ttl (browser marks a duration-0
 // session) and builds its session row; it writes nothing.
-func (s *Service) mint(ctx context.Context, u *store.User, appID int64, ttl time.Duration, browser bool) (*issued, error) {
+func (s *Engine) mint(ctx context.Context, u *store.User, appID int64, ttl time.Duration, browser bool) (*issued, error) {
 	key, err := s.signingKey(ctx)
 	if err != nil {
 		return nil, err
@@ -77,7 +76,7 @@ func (s *Service) mint(ctx context.Context, u *store.User, appID int64, ttl time
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
 	if err != nil {
-		return nil, fmt.Errorf("auth: sign token: %w", err)
+		return nil, fmt.Errorf("identity: sign token: %w", err)
 	}
 	row := &store.Session{ID: c.ID, UserID: u.ID, IssuedAt: now, ExpiresAt: exp}
 	if browser {
@@ -99,7 +98,7 @@ func minTime(a, b time.Time) time.Time {
 
 // parse checks a token's signature, method and times and returns its
 // claims. Errors are 401s with DreamFactory's messages.
-func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
+func (s *Engine) parse(ctx context.Context, token string) (*Claims, error) {
 	if err := wellFormed(token); err != nil {
 		return nil, err
 	}
@@ -111,7 +110,7 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 	}
 	key, err := s.signingKey(ctx)
 	if err != nil {
-		return nil, apierr.Internal(err)
+		return nil, internal(err)
 	}
 	c := &Claims{}
 	_, err = jwt.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil },
@@ -124,7 +123,7 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 	)
 	if err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired) {
-			return nil, apierr.Unauthorized(MsgTokenExpired)
+			return nil, unauthenticated(MsgTokenExpired)
 		}
 		return nil, invalidToken(err)
 	}
@@ -138,13 +137,13 @@ func (s *Service) parse(ctx context.Context, token string) (*Claims, error) {
 // parseExpired is parse for refresh: the signature and method must hold
 // and exp must be present, but an expired token is accepted while its iat
 // is within the refresh window.
-func (s *Service) parseExpired(ctx context.Context, token string) (*Claims, error) {
+func (s *Engine) parseExpired(ctx context.Context, token string) (*Claims, error) {
 	if err := wellFormed(token); err != nil {
 		return nil, err
 	}
 	key, err := s.signingKey(ctx)
 	if err != nil {
-		return nil, apierr.Internal(err)
+		return nil, internal(err)
 	}
 	c := &Claims{}
 	_, err = jwt.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil },
@@ -166,7 +165,7 @@ func (s *Service) parseExpired(ctx context.Context, token string) (*Claims, erro
 		return nil, invalidToken(jwt.ErrTokenUsedBeforeIssued)
 	}
 	if now.After(c.IssuedAt.Time.Add(s.opts.RefreshWindow)) {
-		return nil, apierr.Unauthorized(MsgTokenExpired)
+		return nil, unauthenticated(MsgTokenExpired)
 	}
 	return c, nil
 }
@@ -202,10 +201,10 @@ func wellFormed(token string) error {
 
 // invalidToken is DreamFactory's 401 for a malformed or forged token. The
 // library's messages name the failed check, never the token.
-func invalidToken(err error) *apierr.Error {
+func invalidToken(err error) *Error {
 	msg := err.Error()
 	if errors.Is(err, jwt.ErrTokenSignatureInvalid) {
 		msg = jwt.ErrTokenSignatureInvalid.Error()
 	}
-	return apierr.Unauthorized("Invalid token: %s", msg).WithCause(err)
+	return unauthenticated("Invalid token: %s", msg).withCause(err)
 }

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -8,14 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/uptrace/bun"
 
-	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -91,7 +89,7 @@ func codeFormatOK(code string) bool {
 
 // codeMatches reports whether code is the user's pending code (either
 // kind) and whether it is still valid.
-func (s *Service) codeMatches(u *store.User, code string) (match, expired bool) {
+func (s *Engine) codeMatches(u *store.User, code string) (match, expired bool) {
 	stored := u.ConfirmCode
 	var h string
 	switch {
@@ -108,51 +106,61 @@ func (s *Service) codeMatches(u *store.User, code string) (match, expired bool) 
 	return true, u.ConfirmExpiry == nil || !s.now().Before(*u.ConfirmExpiry)
 }
 
-// Password serves POST (PUT and PATCH alike) …/password:
+// PasswordRequest is a change or reset of a password.
+type PasswordRequest struct {
+	// Admin selects the administrators' flows (administrators only);
+	// otherwise users only.
+	Admin bool
+	// Fields are the body: old_password, new_password, email, code,
+	// security_answer.
+	Fields Fields
+	// Token is the caller's session token, for a change ("": the session
+	// of the caller in ctx).
+	Token string
+	// Client is the caller's address for throttling (see ClientKey).
+	Client string
+	// Reset asks for a reset code to be e-mailed to email.
+	Reset bool
+	// Login opens a new session after a reset or change and answers its
+	// token.
+	Login bool
+}
+
+// Password changes or resets a password:
 //
-//   - ?reset=true {email}: send a reset code by e-mail ({"success":true}),
-//     or answer {"security_question":…} when the user has one;
+//   - Reset with {email}: e-mail a reset code (an *Answer), or answer the
+//     user's *SecurityQuestion when they have one;
 //   - {email, code, new_password}: reset with the e-mailed code;
 //   - {email, security_answer, new_password}: reset with the answer;
 //   - {old_password, new_password} with a session: change the password.
 //
-// A reset or change revokes every session of the user; ?login=true opens a
-// new one and adds its session_token. admin selects /system/admin/password
-// (administrators only); the user endpoint serves users only.
-func (s *Service) Password(admin bool) apierr.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		switch r.Method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch:
-		default:
-			return unsupported(r, "password")
+// A reset or change revokes every session of the user; Login opens a new
+// one and answers its token. The answer is an *Answer or a
+// *SecurityQuestion.
+func (s *Engine) Password(ctx context.Context, pr PasswordRequest) (any, error) {
+	p := pr.Fields
+	var f struct{ old, new, email, code, answer string }
+	for _, x := range []struct {
+		name string
+		dst  *string
+	}{{"old_password", &f.old}, {"new_password", &f.new}, {"email", &f.email}, {"code", &f.code}, {"security_answer", &f.answer}} {
+		var err error
+		if *x.dst, err = p.str(x.name); err != nil {
+			return nil, err
 		}
-		p, err := readPayload(r)
-		if err != nil {
-			return err
-		}
-		var f struct{ old, new, email, code, answer string }
-		for _, x := range []struct {
-			name string
-			dst  *string
-		}{{"old_password", &f.old}, {"new_password", &f.new}, {"email", &f.email}, {"code", &f.code}, {"security_answer", &f.answer}} {
-			if *x.dst, err = p.str(x.name); err != nil {
-				return err
-			}
-		}
-		f.email = strings.TrimSpace(f.email)
-		login := boolParam(r, "login")
-		switch {
-		case f.old != "":
-			return s.changePassword(w, r, admin, f.old, f.new, login)
-		case boolParam(r, "reset"):
-			return s.requestReset(w, r, admin, f.email)
-		case f.code != "":
-			return s.resetWithCode(w, r, admin, f.email, f.code, f.new, login)
-		case f.answer != "":
-			return s.resetWithAnswer(w, r, admin, f.email, f.answer, f.new, login)
-		}
-		return apierr.BadRequest(MsgNotEnoughInfo)
 	}
+	f.email = strings.TrimSpace(f.email)
+	switch {
+	case f.old != "":
+		return s.changePassword(ctx, pr, f.old, f.new)
+	case pr.Reset:
+		return s.requestReset(ctx, pr.Admin, f.email)
+	case f.code != "":
+		return s.resetWithCode(ctx, pr, f.email, f.code, f.new)
+	case f.answer != "":
+		return s.resetWithAnswer(ctx, pr, f.email, f.answer, f.new)
+	}
+	return nil, invalid(MsgNotEnoughInfo)
 }
 
 // eligible reports whether u may use the password flows of this endpoint.
@@ -163,47 +171,46 @@ func eligible(u *store.User, admin bool) bool {
 // weakPassword is the 400 for a password that breaks the composition rule.
 func weakPassword(field string) error {
 	msg := fmt.Sprintf("The password must have at least %d characters and at most 72 bytes.", store.MinPasswordLength)
-	return apierr.BadRequest("Invalid data supplied. %s", msg).WithContext(map[string][]string{field: {msg}})
+	return invalid("Invalid data supplied. %s", msg).withContext(map[string][]string{field: {msg}})
 }
 
-func (s *Service) changePassword(w http.ResponseWriter, r *http.Request, admin bool, old, new string, login bool) error {
-	ctx := r.Context()
-	sess, u, _, err := s.requireSession(r, admin)
+func (s *Engine) changePassword(ctx context.Context, pr PasswordRequest, old, new string) (*Answer, error) {
+	sess, u, _, err := s.requireSession(ctx, pr.Token, pr.Admin)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if u.IsSysAdmin != admin {
-		return apierr.Forbidden("You are not authorized to reset/change password for the account %s", u.Email)
+	if u.IsSysAdmin != pr.Admin {
+		return nil, forbidden("You are not authorized to reset/change password for the account %s", u.Email)
 	}
 	if new == "" {
-		return apierr.BadRequest(MsgChangeNeedsBoth)
+		return nil, invalid(MsgChangeNeedsBoth)
 	}
-	keys := s.keys(r, u.Email)
+	keys := s.keys(pr.Client, u.Email)
 	if err := s.throttled(ctx, keys); err != nil {
-		return err
+		return nil, err
 	}
 	if !store.CheckPassword(u.Password, old) {
 		s.thr.Fail(keys)
 		s.log.WarnContext(ctx, "password change with a wrong old password", "user_id", u.ID, "address", keys.Address)
-		return apierr.BadRequest(MsgOldPasswordMismatch)
+		return nil, invalid(MsgOldPasswordMismatch)
 	}
 	s.thr.Succeed(keys)
 	if err := s.setPassword(ctx, u, new, "new_password"); err != nil {
-		return err
+		return nil, err
 	}
 	s.log.InfoContext(ctx, "password changed", "user_id", u.ID)
-	return s.afterPasswordSet(w, r, u, sess.AppID, login)
+	return s.afterPasswordSet(ctx, u, sess.AppID, pr.Login)
 }
 
 // setPassword stores a new password, clears any pending code and revokes
 // every session of the user.
-func (s *Service) setPassword(ctx context.Context, u *store.User, password, field string) error {
+func (s *Engine) setPassword(ctx context.Context, u *store.User, password, field string) error {
 	hash, err := store.HashPassword(password)
 	if errors.Is(err, store.ErrWeakPassword) {
 		return weakPassword(field)
 	}
 	if err != nil {
-		return apierr.Internal(err)
+		return internal(err)
 	}
 	now := s.now()
 	err = s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -211,12 +218,12 @@ func (s *Service) setPassword(ctx context.Context, u *store.User, password, fiel
 			Set("password = ?", hash).Set("confirm_code = NULL").Set("confirm_expiry = NULL").
 			Set("last_modified_date = ?", now.Truncate(time.Second)).
 			Where("id = ?", u.ID).Exec(ctx); err != nil {
-			return fmt.Errorf("auth: set password: %w", err)
+			return fmt.Errorf("identity: set password: %w", err)
 		}
 		return s.revokeUser(ctx, tx, u.ID, now)
 	})
 	if err != nil {
-		return apierr.Internal(err)
+		return internal(err)
 	}
 	s.shared.cache.dropUser(u.ID)
 	u.Password, u.ConfirmCode, u.ConfirmExpiry = hash, "", nil
@@ -225,29 +232,28 @@ func (s *Service) setPassword(ctx context.Context, u *store.User, password, fiel
 
 // afterPasswordSet answers a reset or change: {"success":true}, with a new
 // session's token when login is asked for.
-func (s *Service) afterPasswordSet(w http.ResponseWriter, r *http.Request, u *store.User, sessApp int64, login bool) error {
+func (s *Engine) afterPasswordSet(ctx context.Context, u *store.User, sessApp int64, login bool) (*Answer, error) {
 	if !login {
-		return writeJSON(w, success{Success: true})
+		return &Answer{Success: true}, nil
 	}
-	app := appID(r)
+	app := appID(ctx)
 	if app == 0 {
 		app = sessApp
 	}
 	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
 	if !acc.Admin && acc.RoleID != 0 && !acc.RoleActive {
-		return apierr.Forbidden(MsgRoleInactive)
+		return nil, forbidden(MsgRoleInactive)
 	}
-	iss, err := s.open(r.Context(), u, app, s.opts.TokenTTL, false)
+	iss, err := s.open(ctx, u, app, s.opts.TokenTTL, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return writeJSON(w, success{Success: true, SessionToken: iss.token})
+	return &Answer{Success: true, SessionToken: iss.token}, nil
 }
 
-func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin bool, email string) error {
-	ctx := r.Context()
+func (s *Engine) requestReset(ctx context.Context, admin bool, email string) (any, error) {
 	if email == "" {
-		return apierr.BadRequest(MsgResetMissingEmail)
+		return nil, invalid(MsgResetMissingEmail)
 	}
 	var serviceID int64
 	if s.opts.PasswordEmailServiceID != nil {
@@ -256,23 +262,23 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	canMail := s.canMail(serviceID)
 	u, err := s.findUser(ctx, email)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !eligible(u, admin) {
 		// Same answer as a sent code: the response must not tell which
 		// addresses have accounts.
 		if !canMail {
 			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured")
-			return apierr.InternalMsg(MsgNoResetChannel)
+			return nil, internalMsg(MsgNoResetChannel)
 		}
-		return writeJSON(w, success{Success: true})
+		return &Answer{Success: true}, nil
 	}
 	if q := strings.TrimSpace(u.SecurityQuestion); q != "" && u.SecurityAnswer != "" && !pendingConfirmation(u) {
-		return writeJSON(w, map[string]string{"security_question": q})
+		return &SecurityQuestion{SecurityQuestion: q}, nil
 	}
 	if !canMail {
 		s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
-		return apierr.InternalMsg(MsgNoResetChannel)
+		return nil, internalMsg(MsgNoResetChannel)
 	}
 	prefix := codeReset
 	if pendingConfirmation(u) {
@@ -283,7 +289,7 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	if _, err := s.st.DB.NewUpdate().Model((*store.User)(nil)).
 		Set("confirm_code = ?", prefix+hashCode(code)).Set("confirm_expiry = ?", expiry).
 		Where("id = ?", u.ID).Exec(ctx); err != nil {
-		return apierr.Internal(fmt.Errorf("auth: store reset code: %w", err))
+		return nil, internal(fmt.Errorf("identity: store reset code: %w", err))
 	}
 	mins := int64(s.opts.ResetCodeTTL / time.Minute)
 	m := Mail{
@@ -297,13 +303,13 @@ func (s *Service) requestReset(w http.ResponseWriter, r *http.Request, admin boo
 	if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
 		if errors.Is(err, ErrNoMailer) {
 			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
-			return apierr.InternalMsg(MsgNoResetChannel)
+			return nil, internalMsg(MsgNoResetChannel)
 		}
 		s.log.ErrorContext(ctx, "password reset e-mail failed", "user_id", u.ID, "error", err)
-		return apierr.InternalMsg("Error processing password reset: the e-mail could not be sent.").WithCause(err)
+		return nil, internalMsg("Error processing password reset: the e-mail could not be sent.").withCause(err)
 	}
 	s.log.InfoContext(ctx, "password reset code sent", "user_id", u.ID)
-	return writeJSON(w, success{Success: true})
+	return &Answer{Success: true}, nil
 }
 
 func displayName(u *store.User) string {
@@ -323,15 +329,14 @@ func mailData(u *store.User, code string) map[string]string {
 
 // checkCode finds the user of email whose pending code is code; its errors
 // are DreamFactory's and count as failed attempts.
-func (s *Service) checkCode(r *http.Request, admin bool, email, code string) (*store.User, error) {
-	ctx := r.Context()
+func (s *Engine) checkCode(ctx context.Context, client string, admin bool, email, code string) (*store.User, error) {
 	if email == "" {
-		return nil, apierr.BadRequest(MsgResetMissingEmail)
+		return nil, invalid(MsgResetMissingEmail)
 	}
 	if !codeFormatOK(code) {
-		return nil, apierr.BadRequest(MsgCodeFormat)
+		return nil, invalid(MsgCodeFormat)
 	}
-	keys := s.keys(r, email)
+	keys := s.keys(client, email)
 	if err := s.throttled(ctx, keys); err != nil {
 		return nil, err
 	}
@@ -346,66 +351,65 @@ func (s *Service) checkCode(r *http.Request, admin bool, email, code string) (*s
 	if !match {
 		s.thr.Fail(keys)
 		s.log.WarnContext(ctx, "wrong reset or confirmation code", "address", keys.Address)
-		return nil, apierr.NotFound(MsgCodeNotFound)
+		return nil, notFound(MsgCodeNotFound)
 	}
 	if expired {
-		return nil, apierr.BadRequest(MsgCodeExpired)
+		return nil, invalid(MsgCodeExpired)
 	}
 	s.thr.Succeed(keys)
 	return u, nil
 }
 
-func (s *Service) resetWithCode(w http.ResponseWriter, r *http.Request, admin bool, email, code, new string, login bool) error {
+func (s *Engine) resetWithCode(ctx context.Context, pr PasswordRequest, email, code, new string) (*Answer, error) {
 	if email == "" {
-		return apierr.BadRequest(MsgResetMissingEmail)
+		return nil, invalid(MsgResetMissingEmail)
 	}
 	if new == "" {
-		return apierr.BadRequest(MsgResetMissingNew)
+		return nil, invalid(MsgResetMissingNew)
 	}
-	u, err := s.checkCode(r, admin, email, code)
+	u, err := s.checkCode(ctx, pr.Client, pr.Admin, email, code)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.setPassword(r.Context(), u, new, "new_password"); err != nil {
-		return err
+	if err := s.setPassword(ctx, u, new, "new_password"); err != nil {
+		return nil, err
 	}
-	s.log.InfoContext(r.Context(), "password reset with a code", "user_id", u.ID)
-	return s.afterPasswordSet(w, r, u, 0, login)
+	s.log.InfoContext(ctx, "password reset with a code", "user_id", u.ID)
+	return s.afterPasswordSet(ctx, u, 0, pr.Login)
 }
 
-func (s *Service) resetWithAnswer(w http.ResponseWriter, r *http.Request, admin bool, email, answer, new string, login bool) error {
-	ctx := r.Context()
+func (s *Engine) resetWithAnswer(ctx context.Context, pr PasswordRequest, email, answer, new string) (*Answer, error) {
 	switch {
 	case email == "":
-		return apierr.BadRequest(MsgResetMissingEmail)
+		return nil, invalid(MsgResetMissingEmail)
 	case new == "":
-		return apierr.BadRequest(MsgResetMissingNew)
+		return nil, invalid(MsgResetMissingNew)
 	case answer == "":
-		return apierr.BadRequest(MsgMissingAnswer)
+		return nil, invalid(MsgMissingAnswer)
 	}
-	keys := s.keys(r, email)
+	keys := s.keys(pr.Client, email)
 	if err := s.throttled(ctx, keys); err != nil {
-		return err
+		return nil, err
 	}
 	u, err := s.findUser(ctx, email)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hash := ""
-	if eligible(u, admin) && !pendingConfirmation(u) {
+	if eligible(u, pr.Admin) && !pendingConfirmation(u) {
 		hash = u.SecurityAnswer
 	}
 	if !store.CheckPassword(hash, answer) {
 		s.thr.Fail(keys)
 		s.log.WarnContext(ctx, "wrong security answer", "address", keys.Address)
-		return apierr.BadRequest(MsgAnswerMismatch)
+		return nil, invalid(MsgAnswerMismatch)
 	}
 	s.thr.Succeed(keys)
 	if err := s.setPassword(ctx, u, new, "new_password"); err != nil {
-		return err
+		return nil, err
 	}
 	s.log.InfoContext(ctx, "password reset with the security answer", "user_id", u.ID)
-	return s.afterPasswordSet(w, r, u, 0, login)
+	return s.afterPasswordSet(ctx, u, 0, pr.Login)
 }
 
 func numericDate(t time.Time) *jwt.NumericDate { return jwt.NewNumericDate(t) }

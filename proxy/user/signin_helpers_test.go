@@ -1,8 +1,10 @@
-package auth
+package user
 
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -19,6 +21,8 @@ import (
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/identity"
+	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -52,11 +56,11 @@ func (c *clock) Advance(d time.Duration) {
 // mailbox is a Mailer that keeps what it is given.
 type mailbox struct {
 	mu   sync.Mutex
-	sent []Mail
+	sent []identity.Mail
 	err  error
 }
 
-func (m *mailbox) SendMail(_ context.Context, msg Mail) error {
+func (m *mailbox) SendMail(_ context.Context, msg identity.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -66,7 +70,7 @@ func (m *mailbox) SendMail(_ context.Context, msg Mail) error {
 	return nil
 }
 
-func (m *mailbox) last(t *testing.T) Mail {
+func (m *mailbox) last(t *testing.T) identity.Mail {
 	t.Helper()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,12 +104,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// env is a Service on a fresh, initialised store with an administrator and
+// env is an identity engine and its sign-in resources on a fresh, initialised store with an administrator and
 // a user.
 type env struct {
 	t     *testing.T
 	st    *store.Store
-	svc   *Service
+	svc   *signIns
 	clock *clock
 	mail  *mailbox
 	logs  *syncBuffer
@@ -115,7 +119,7 @@ type env struct {
 	appID int64 // the admin app
 }
 
-func newEnv(t *testing.T, cfg dialects.Config, adjust func(*Options)) *env {
+func newEnv(t *testing.T, cfg dialects.Config, adjust func(*identity.Options)) *env {
 	_ = store.SetPasswordCost(bcrypt.MinCost)
 	t.Helper()
 	ctx := t.Context()
@@ -146,21 +150,22 @@ func newEnv(t *testing.T, cfg dialects.Config, adjust func(*Options)) *env {
 			e.appID = a.ID
 		}
 	}
-	opts := Options{
+	opts := identity.Options{
 		Logger:   slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:      e.clock.Now,
 		Snapshot: func() *store.Snapshot { return e.snap },
 		Mailer:   e.mail,
 		CacheTTL: -1,
-		Throttle: NewThrottle(ThrottleOptions{Now: e.clock.Now}),
+		Throttle: identity.NewThrottle(identity.ThrottleOptions{Now: e.clock.Now}),
 	}
 	if adjust != nil {
 		adjust(&opts)
 	}
-	e.svc, err = New(st, opts)
+	eng, err := identity.New(st, opts)
 	if err != nil {
-		t.Fatalf("auth.New: %v", err)
+		t.Fatalf("identity.New: %v", err)
 	}
+	e.svc = &signIns{e: eng, st: st, user: NewSignIn(eng, false), admin: NewSignIn(eng, true)}
 	e.admin = e.userByEmail(adminEmail)
 	e.user = e.userByEmail(userEmail)
 	return e
@@ -260,7 +265,7 @@ func (e *env) do(h apierr.HandlerFunc, q req) *resp {
 		r.Header.Set("Content-Type", ctype)
 	}
 	if q.token != "" {
-		r.Header.Set(HeaderSessionToken, q.token)
+		r.Header.Set(service.HeaderSessionToken, q.token)
 	}
 	for k, v := range q.header {
 		r.Header.Set(k, v)
@@ -297,3 +302,56 @@ func (e *env) verifyMsg(tok string) string {
 	}
 	return ""
 }
+
+// signIns holds the users' and administrators' sign-in resources over one
+// engine, with the handlers by the names the tests use.
+type signIns struct {
+	e           *identity.Engine
+	st          *store.Store
+	user, admin *SignIn
+}
+
+func (s *signIns) pick(admin bool) *SignIn {
+	if admin {
+		return s.admin
+	}
+	return s.user
+}
+
+func (s *signIns) Session(admin bool) apierr.HandlerFunc     { return s.pick(admin).Session() }
+func (s *signIns) Login(admin bool) apierr.HandlerFunc       { return s.pick(admin).Login() }
+func (s *signIns) SessionInfo(admin bool) apierr.HandlerFunc { return s.pick(admin).SessionInfo() }
+func (s *signIns) Refresh(admin bool) apierr.HandlerFunc     { return s.pick(admin).Refresh() }
+func (s *signIns) Logout(admin bool) apierr.HandlerFunc      { return s.pick(admin).Logout() }
+func (s *signIns) Password(admin bool) apierr.HandlerFunc    { return s.pick(admin).Password() }
+func (s *signIns) Profile(admin bool) apierr.HandlerFunc     { return s.pick(admin).Profile() }
+func (s *signIns) Register() apierr.HandlerFunc              { return s.user.Register() }
+
+func (s *signIns) Resolve(userID int64, sysAdmin bool, appID int64) identity.Access {
+	return s.e.Resolve(userID, sysAdmin, appID)
+}
+
+// Verify verifies tok with errors as the wire shows them.
+func (s *signIns) Verify(ctx context.Context, tok string) (*identity.Session, error) {
+	sess, err := s.e.Verify(ctx, tok)
+	if err != nil {
+		return nil, APIError(err)
+	}
+	return sess, nil
+}
+
+// signingKey reads the session tokens' signing secret.
+func (s *signIns) signingKey(ctx context.Context) ([]byte, error) {
+	v, err := s.st.Setting(ctx, store.SettingJWTSecret)
+	return []byte(v), err
+}
+
+// subject is DreamFactory's sub claim: the MD5 hex of the e-mail.
+func subject(email string) string {
+	sum := md5.Sum([]byte(email))
+	return hex.EncodeToString(sum[:])
+}
+
+// codeReset marks a pending password reset in store.User.ConfirmCode (the
+// identity engine's storage format).
+const codeReset = "reset:"
