@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
@@ -127,4 +131,27 @@ func appKey(t *testing.T, admin *proxytest.Client, name string) string {
 	t.Helper()
 	r := admin.Do(t, http.MethodGet, "/api/v2/system/app?filter=name%3D"+name, nil)
 	return firstField(t, r, "api_key")
+}
+
+// TestUploadCap checks that file services take bodies up to the upload cap
+// while every other service keeps the general body cap.
+func TestUploadCap(t *testing.T) {
+	in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) {
+		c.MaxBodyBytes = 1 << 20
+		c.MaxUploadBytes = 4 << 20
+	})
+	admin := in.Admin(t)
+	up := &proxytest.Client{Inst: in, APIKey: in.AdminKey, Session: admin.Session, Header: http.Header{"Content-Type": {"application/octet-stream"}}}
+	if r := up.Do(t, http.MethodPost, "/api/v2/files/big.bin", bytes.Repeat([]byte("x"), 3<<20)); r.Status != http.StatusCreated {
+		t.Errorf("3 MiB upload = %d %s", r.Status, r.Body)
+	}
+	if r := up.Do(t, http.MethodPost, "/api/v2/files/huge.bin", bytes.Repeat([]byte("x"), 5<<20)); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("5 MiB upload = %d %s", r.Status, r.Body)
+	}
+	if _, err := os.Stat(filepath.Join(in.Config.DataDir, "storage", "huge.bin")); err == nil {
+		t.Error("refused upload left a file")
+	}
+	if r := admin.Do(t, http.MethodPost, "/api/v2/system/app", bytes.Repeat([]byte(" "), 2<<20)); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("2 MiB system body = %d", r.Status)
+	}
 }

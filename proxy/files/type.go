@@ -63,12 +63,17 @@ type backend struct {
 }
 
 var (
-	_ service.Backend    = (*backend)(nil)
-	_ service.Documenter = (*backend)(nil)
+	_ service.Backend      = (*backend)(nil)
+	_ service.Documenter   = (*backend)(nil)
+	_ service.BodyStreamer = (*backend)(nil)
 )
 
 // ServeHTTP answers a request below the service.
 func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.Handler.ServeHTTP(w, r) }
+
+// StreamsBodies says that uploads are streamed to storage, never held:
+// the pipeline caps them at its upload limit.
+func (b *backend) StreamsBodies() bool { return true }
 
 // OpenAPI documents the file API.
 func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) { return Document(), nil }
