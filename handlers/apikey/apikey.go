@@ -101,7 +101,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if id := caller.IdentityFrom(ctx); id.FromScript() {
+			if id := caller.IdentityFrom(ctx); id.FromScript() || caller.Inner(ctx) {
 				next.ServeHTTP(w, r)
 				return
 			}

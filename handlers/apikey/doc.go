@@ -11,7 +11,9 @@
 // `App is not active.`).
 //
 // A request whose context already carries a script identity (an inner call
-// made by an event script through the pipeline) keeps that identity.
+// made by an event script through the pipeline), or any identity marked
+// by [caller.WithInner] (an inner call such as an MCP tool call), keeps
+// that identity.
 //
 // apikey imports apierr and caller only.
 package apikey

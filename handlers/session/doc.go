@@ -12,7 +12,8 @@
 // is inactive gets 403 `Role is not active.`. As in DreamFactory, a token
 // sent to a login route is ignored ([LoginRoute]; the refresh handler checks
 // its possibly expired token itself), and an inner call made by an event
-// script keeps the identity it inherited.
+// script, or marked by caller.WithInner (an MCP tool call), keeps the
+// identity it inherited.
 //
 // session imports apierr, caller and service; the identity engine reaches
 // it only through the Verifier interface, so a stack with no system

@@ -67,7 +67,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
 			id := caller.IdentityFrom(ctx)
-			if id.FromScript() || bypass(r) {
+			if id.FromScript() || caller.Inner(ctx) || bypass(r) {
 				next.ServeHTTP(w, r)
 				return
 			}

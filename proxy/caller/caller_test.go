@@ -28,3 +28,22 @@ func TestContextAndGrant(t *testing.T) {
 		t.Error("a nil or empty grant must allow every field")
 	}
 }
+
+func TestInner(t *testing.T) {
+	ctx := context.Background()
+	id := &caller.Identity{AppID: 1, Requestor: caller.API}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want bool
+	}{
+		{"plain", ctx, false},
+		{"identity only", caller.WithIdentity(ctx, id), false},
+		{"marked without identity", caller.WithInner(ctx), false},
+		{"marked with identity", caller.WithInner(caller.WithIdentity(ctx, id)), true},
+	} {
+		if got := caller.Inner(tc.ctx); got != tc.want {
+			t.Errorf("%s: Inner = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
