@@ -24,7 +24,8 @@ import (
 //	→ the service's backend
 //
 // /healthz, /metrics and the API docs page (/api/docs/) sit outside the
-// pipeline; GET /api/v2/{service}/_spec passes it and is answered by the
+// pipeline, as does the MCP audit stream (/_internal/ai/audit-stream, API
+// key, session and administrators only); GET /api/v2/{service}/_spec passes it and is answered by the
 // api_docs builder before the backend. It returns the /api/v2
 // handler (for inner calls) and the root handler.
 func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
@@ -95,6 +96,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle(AuditStreamPath, handlers.Chain(recover, reqID, access, keys, sessions, adminOnly)(s.audit))
 	docsPage(mux) // the API docs page, /api/docs/
 	mux.Handle("/", api)
 	return api, mux, nil
