@@ -19,7 +19,9 @@ import (
 // source serves a fixed schema.
 type source struct{ s *dialects.Schema }
 
-func (s *source) ContractSchema(context.Context, time.Duration) (*dialects.Schema, error) { return s.s, nil }
+func (s *source) ContractSchema(context.Context, time.Duration) (*dialects.Schema, error) {
+	return s.s, nil
+}
 
 func table(cols ...string) *dialects.Table {
 	t := &dialects.Table{Name: "item", PrimaryKey: []string{"id"}}
