@@ -159,12 +159,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	apierr.Write(w, apierr.Unavailable("Service '%s' is being reconfigured; try again.", t.Service.Name))
 }
 
-// limitBody caps request bodies at MaxBodyBytes; reading past it fails and
+// limitBody caps request bodies at MaxBodyBytes (MaxUploadBytes for
+// backends that stream bodies, such as file services); reading past it fails and
 // apierr turns that into 413. A declared Content-Length over the cap is
 // refused before anything is read.
 func (s *Server) limitBody(next http.Handler) http.Handler {
-	max := s.cfg.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		max := s.cfg.MaxBodyBytes
+		if s.streamsBodies(r.URL.Path) {
+			max = s.cfg.MaxUploadBytes
+		}
 		if r.ContentLength > max {
 			apierr.Write(w, apierr.PayloadTooLarge(max))
 			return
@@ -174,6 +178,23 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// streamsBodies reports whether the request path /api/v2/{service}/…
+// names a service whose backend streams request bodies to their
+// destination (service.BodyStreamer): those get MaxUploadBytes.
+func (s *Server) streamsBodies(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/api/v2/")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	e, ok := s.state.Load().entries[name]
+	if !ok || e.live == nil {
+		return false
+	}
+	bs, ok := e.live.backend.(service.BodyStreamer)
+	return ok && bs.StreamsBodies()
 }
 
 // tunnelVerb rewrites a POST carrying X-HTTP-Method, X-Method-Override or
