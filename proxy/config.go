@@ -62,6 +62,10 @@ type Config struct {
 	// response is cut, so a client that stops reading releases what its
 	// request holds (a database connection). Default 30s; negative: none.
 	WriteTimeout time.Duration
+	// MaxUploadBytes caps request bodies sent to backends that stream them
+	// to their destination without holding them (file uploads, see
+	// service.BodyStreamer); larger ones get 413. Default 8 GiB.
+	MaxUploadBytes int64
 	// ReloadInterval is how often the configuration version is polled.
 	// Default 500ms, so changes reach every instance within a second.
 	ReloadInterval time.Duration
@@ -70,6 +74,9 @@ type Config struct {
 	// UpstreamAllow restricts the addresses remote services (rws, soap,
 	// mcp) may reach: CIDRs and host names. Empty allows all.
 	UpstreamAllow []string
+	// ContractMaxAge is how old a schema may be when a write is checked
+	// under strict schema-contract enforcement; default one second.
+	ContractMaxAge time.Duration
 	// TrustRequestID accepts the client's X-Request-Id.
 	TrustRequestID bool
 	// Logger is the logger; nil means slog.Default().
@@ -92,6 +99,9 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("max body bytes must not be negative"))
 	}
+	if c.MaxUploadBytes < 0 {
+		errs = append(errs, errors.New("max upload bytes must not be negative"))
+	}
 	if c.ReloadInterval < 0 {
 		errs = append(errs, errors.New("reload interval must not be negative"))
 	}
@@ -111,6 +121,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = apierr.DefaultMaxBody
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if c.ReloadInterval == 0 {
 		c.ReloadInterval = 500 * time.Millisecond
@@ -138,6 +151,9 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// DefaultMaxUploadBytes is the default of Config.MaxUploadBytes: 8 GiB.
+const DefaultMaxUploadBytes int64 = 8 << 30
 
 // DefaultSystemDB is the system database DSN for a data directory.
 func DefaultSystemDB(dataDir string) string {

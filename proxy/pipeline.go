@@ -23,10 +23,12 @@ import (
 //	→ guard (requests and body bytes in flight: 503; write deadlines) → body cap → verb tunnelling
 //	→ router (/api/v2/:service/*resource; unknown service 404; requests per service: 503)
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
+//	→ schema-contract enforcement (400 for strict writes; shaped responses)
 //	→ the service's backend
 //
 // /healthz, /metrics and the API docs page (/api/docs/) sit outside the
-// pipeline; GET /api/v2/{service}/_spec passes it and is answered by the
+// pipeline, as does the MCP audit stream (/_internal/ai/audit-stream, API
+// key, session and administrators only); GET /api/v2/{service}/_spec passes it and is answered by the
 // api_docs builder before the backend. It returns the /api/v2
 // handler (for inner calls) and the root handler.
 func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
@@ -48,6 +50,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		MaxBody:         s.cfg.MaxBodyBytes,
 		WriteTimeout:    max(s.cfg.WriteTimeout, 0),
 		QueueWait:       max(s.cfg.QueueWait, 0),
+		Streams:         func(r *http.Request) bool { return s.streamsBodies(r.URL.Path) },
 	})
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +73,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	contracts, err := s.contractStage()
+	if err != nil {
+		return nil, nil, err
+	}
 
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
@@ -78,6 +85,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		roles,    // role-based access (403); the grant for the backend
 		limits,   // rate limits (429); administrators and script calls exempt
 		// script joins here.
+		contracts, // schema-contract runtime enforcement (400, shaped responses)
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))
 
@@ -103,6 +111,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle(AuditStreamPath, handlers.Chain(recover, reqID, access, keys, sessions, adminOnly)(s.audit))
 	docsPage(mux) // the API docs page, /api/docs/
 	mux.Handle("/", api)
 	return api, mux, nil
@@ -170,12 +179,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	apierr.Write(w, apierr.Unavailable("Service '%s' is being reconfigured; try again.", t.Service.Name))
 }
 
-// limitBody caps request bodies at MaxBodyBytes; reading past it fails and
+// limitBody caps request bodies at MaxBodyBytes (MaxUploadBytes for
+// backends that stream bodies, such as file services); reading past it fails and
 // apierr turns that into 413. A declared Content-Length over the cap is
 // refused before anything is read.
 func (s *Server) limitBody(next http.Handler) http.Handler {
-	max := s.cfg.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		max := s.cfg.MaxBodyBytes
+		if s.streamsBodies(r.URL.Path) {
+			max = s.cfg.MaxUploadBytes
+		}
 		if r.ContentLength > max {
 			apierr.Write(w, apierr.PayloadTooLarge(max))
 			return
@@ -185,6 +198,23 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// streamsBodies reports whether the request path /api/v2/{service}/…
+// names a service whose backend streams request bodies to their
+// destination (service.BodyStreamer): those get MaxUploadBytes.
+func (s *Server) streamsBodies(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/api/v2/")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	e, ok := s.state.Load().entries[name]
+	if !ok || e.live == nil {
+		return false
+	}
+	bs, ok := e.live.backend.(service.BodyStreamer)
+	return ok && bs.StreamsBodies()
 }
 
 // tunnelVerb rewrites a POST carrying X-HTTP-Method, X-Method-Override or

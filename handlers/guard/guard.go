@@ -26,6 +26,10 @@ type Options struct {
 	WriteTimeout time.Duration
 	// RetryAfter is the Retry-After sent with a 503; default 1s.
 	RetryAfter time.Duration
+	// Streams, when set, reports requests whose body the backend streams
+	// to its destination without holding it (file uploads): those bodies
+	// are not counted against MaxBodyInFlight.
+	Streams func(*http.Request) bool
 	// QueueWait is how long a request waits for a free slot before it is
 	// refused, so that a short burst queues instead of failing.
 	QueueWait time.Duration
@@ -109,7 +113,9 @@ func (g *Guard) Stage(next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody {
 			b := &body{ReadCloser: r.Body, g: g}
 			defer b.release()
-			if g.opts.MaxBodyInFlight > 0 && r.ContentLength > 0 {
+			if g.opts.Streams != nil && g.opts.Streams(r) {
+				b.fixed = true // nothing reserved: the body is never held
+			} else if g.opts.MaxBodyInFlight > 0 && r.ContentLength > 0 {
 				if !b.reserve(r.ContentLength) {
 					apierr.Write(w, Busy(g.opts.RetryAfter, "The server is receiving too much data; try again later."))
 					return
