@@ -43,6 +43,10 @@ type Config struct {
 	LimitsFailClosed bool
 	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
 	MaxBodyBytes int64
+	// MaxUploadBytes caps request bodies sent to backends that stream them
+	// to their destination without holding them (file uploads, see
+	// service.BodyStreamer); larger ones get 413. Default 8 GiB.
+	MaxUploadBytes int64
 	// ReloadInterval is how often the configuration version is polled.
 	// Default 500ms, so changes reach every instance within a second.
 	ReloadInterval time.Duration
@@ -73,6 +77,9 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("max body bytes must not be negative"))
 	}
+	if c.MaxUploadBytes < 0 {
+		errs = append(errs, errors.New("max upload bytes must not be negative"))
+	}
 	if c.ReloadInterval < 0 {
 		errs = append(errs, errors.New("reload interval must not be negative"))
 	}
@@ -93,6 +100,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = apierr.DefaultMaxBody
 	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
 	if c.ReloadInterval == 0 {
 		c.ReloadInterval = 500 * time.Millisecond
 	}
@@ -104,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// DefaultMaxUploadBytes is the default of Config.MaxUploadBytes: 8 GiB.
+const DefaultMaxUploadBytes int64 = 8 << 30
 
 // DefaultSystemDB is the system database DSN for a data directory.
 func DefaultSystemDB(dataDir string) string {

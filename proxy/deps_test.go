@@ -37,6 +37,8 @@ func allowed(pkg string) (rules []string, ok bool) {
 			r = append(r, "policy/...")
 		case "handlers/ratelimit":
 			r = append(r, "limiter/...")
+			// system/schema_contract fronts the schema-contract engine.
+			r = append(r, "proxy/contract")
 		}
 		return r, true
 	case pkg == "proxy", pkg == "proxy/proxytest", strings.HasPrefix(pkg, "cmd/"),
@@ -51,6 +53,8 @@ func allowed(pkg string) (rules []string, ok bool) {
 			// system/limit_cache serves the limiter's counters and system/limit
 			// validates records with it.
 			r = append(r, "limiter/...")
+			// system/schema_contract fronts the schema-contract engine.
+			r = append(r, "proxy/contract")
 		}
 		return r, true
 	}

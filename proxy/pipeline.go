@@ -23,7 +23,8 @@ import (
 //	→ the service's backend
 //
 // /healthz, /metrics and the API docs page (/api/docs/) sit outside the
-// pipeline; GET /api/v2/{service}/_spec passes it and is answered by the
+// pipeline, as does the MCP audit stream (/_internal/ai/audit-stream, API
+// key, session and administrators only); GET /api/v2/{service}/_spec passes it and is answered by the
 // api_docs builder before the backend. It returns the /api/v2
 // handler (for inner calls) and the root handler.
 func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
@@ -89,6 +90,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle(AuditStreamPath, handlers.Chain(recover, reqID, access, keys, sessions, adminOnly)(s.audit))
 	docsPage(mux) // the API docs page, /api/docs/
 	mux.Handle("/", api)
 	return api, mux, nil
@@ -151,12 +153,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	apierr.Write(w, apierr.Unavailable("Service '%s' is being reconfigured; try again.", t.Service.Name))
 }
 
-// limitBody caps request bodies at MaxBodyBytes; reading past it fails and
+// limitBody caps request bodies at MaxBodyBytes (MaxUploadBytes for
+// backends that stream bodies, such as file services); reading past it fails and
 // apierr turns that into 413. A declared Content-Length over the cap is
 // refused before anything is read.
 func (s *Server) limitBody(next http.Handler) http.Handler {
-	max := s.cfg.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		max := s.cfg.MaxBodyBytes
+		if s.streamsBodies(r.URL.Path) {
+			max = s.cfg.MaxUploadBytes
+		}
 		if r.ContentLength > max {
 			apierr.Write(w, apierr.PayloadTooLarge(max))
 			return
@@ -166,6 +172,23 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// streamsBodies reports whether the request path /api/v2/{service}/…
+// names a service whose backend streams request bodies to their
+// destination (service.BodyStreamer): those get MaxUploadBytes.
+func (s *Server) streamsBodies(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/api/v2/")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	e, ok := s.state.Load().entries[name]
+	if !ok || e.live == nil {
+		return false
+	}
+	bs, ok := e.live.backend.(service.BodyStreamer)
+	return ok && bs.StreamsBodies()
 }
 
 // tunnelVerb rewrites a POST carrying X-HTTP-Method, X-Method-Override or

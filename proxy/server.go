@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -55,8 +56,10 @@ type Server struct {
 	reloadMu sync.Mutex
 
 	metrics *prometheus.Registry
-	api     http.Handler // the /api/v2 pipeline
-	root    http.Handler // everything
+	// audit is the log of MCP tool calls (GET /_internal/ai/audit-stream).
+	audit *mcp.Audit
+	api   http.Handler // the /api/v2 pipeline
+	root  http.Handler // everything
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -82,7 +85,8 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 	}
 
 	s.types = map[string]service.Type{}
-	for _, t := range append(defaultTypes(s.limitStore), o.types...) {
+	s.audit = newAudit(s.metrics)
+	for _, t := range append(defaultTypes(s.limitStore, s.audit), o.types...) {
 		s.types[t.Info().Name] = t
 	}
 	seen := map[string]bool{}

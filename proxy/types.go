@@ -3,6 +3,8 @@ package proxy
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/files"
+	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
@@ -14,13 +16,16 @@ import (
 // Embedders add theirs with WithTypes. Every generic type of the spec that
 // is not here is still listed by /system/service_type and refuses to be
 // created with 501. limits is the rate-limit counter store the system
-// service's limit_cache reads and resets.
-func defaultTypes(limits *limiter.Store) []service.Type {
+// service's limit_cache reads and resets; audit is the log of MCP tool
+// calls.
+func defaultTypes(limits *limiter.Store, audit *mcp.Audit) []service.Type {
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
+	types = append(types, files.Types()...)
 	types = append(types, user.NewType(user.Options{}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits}))
 	types = append(types, apidocs.Type{})
+	types = append(types, mcp.NewType(mcp.Options{Audit: audit}))
 	return types
 }

@@ -24,13 +24,14 @@ type serveCmd struct {
 	RedisPrefix   string        `help:"Prefix of the rate-limit keys in Redis; instances sharing counters use the same one." default:"portcullis:limit"`
 	LimitsFail    string        `help:"When the rate-limit counters cannot be reached: open (requests go on uncounted, logged) or closed (503)." enum:"open,closed" default:"open"`
 	MaxBody       int64         `help:"Largest request body in bytes." default:"16777216"`
+	MaxUpload     int64         `help:"Largest upload in bytes to a service that streams bodies to storage (file services)." default:"8589934592"`
 	UpstreamAllow []string      `help:"CIDRs and host names remote services may reach (default: any)."`
 	ShutdownWait  time.Duration `help:"How long to wait for requests in flight on SIGINT/SIGTERM." default:"30s"`
 }
 
 func (c serveCmd) config(g *globals) proxy.Config {
 	return proxy.Config{DataDir: c.Data, SystemDB: c.SystemDB, RedisURL: c.Redis, RedisPrefix: c.RedisPrefix,
-		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, UpstreamAllow: c.UpstreamAllow, Logger: g.logger()}
+		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, Logger: g.logger()}
 }
 
 func (c serveCmd) Run(g *globals) error {

@@ -62,6 +62,14 @@ type Backend interface {
 	Close() error
 }
 
+// BodyStreamer is implemented by backends that stream request bodies to
+// their destination without holding them in memory (file uploads). The
+// pipeline caps their bodies at its upload limit instead of its general
+// body limit, which protects memory.
+type BodyStreamer interface {
+	StreamsBodies() bool
+}
+
 // CacheFlusher is implemented by backends that cache (schema, WSDL, GET
 // responses); DELETE /system/cache calls it.
 type CacheFlusher interface {

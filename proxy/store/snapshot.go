@@ -34,6 +34,13 @@ type Snapshot struct {
 	appsByID       map[int64]*App
 	rolesByID      map[int64]*Role
 	userAppRole    map[[2]int64]int64
+
+	// SchemaContracts are the services' contract settings and
+	// ContractSnapshots the active snapshots (see contract.go).
+	SchemaContracts   []*SchemaContract
+	ContractSnapshots []*SchemaSnapshot
+	contracts         map[int64]*SchemaContract
+	contractSnapshots map[contractKey]*SchemaSnapshot
 }
 
 // Load reads a snapshot of the configuration in one read transaction.
@@ -55,6 +62,9 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, error) {
 			{"limits", tx.NewSelect().Model(&snap.Limits).Order("id")},
 			{"lookups", tx.NewSelect().Model(&snap.Lookups).Order("id")},
 			{"event scripts", tx.NewSelect().Model(&snap.EventScripts).Order("name")},
+			{"schema contracts", tx.NewSelect().Model(&snap.SchemaContracts).Order("id")},
+			{"contract snapshots", tx.NewSelect().Model(&snap.ContractSnapshots).
+				Where("status = ?", SnapshotActive).Order("id")},
 		}
 		for _, st := range steps {
 			if err := st.q.Scan(ctx); err != nil && !isNoRows(err) {
@@ -99,6 +109,7 @@ func (s *Snapshot) index() {
 	for _, u := range s.UserAppRoles {
 		s.userAppRole[[2]int64{u.UserID, u.AppID}] = u.RoleID
 	}
+	s.indexContracts()
 	sort.SliceStable(s.EventScripts, func(i, j int) bool { return s.EventScripts[i].Name < s.EventScripts[j].Name })
 }
 

@@ -250,6 +250,7 @@ func (b *Backend) build() {
 	b.handle("/package", b.servePackage, http.MethodGet, http.MethodPost)
 	b.handle("/limit_cache", b.serveLimitCache, http.MethodGet, http.MethodDelete)
 	b.handle("/limit_cache/:id", b.serveLimitCache, http.MethodGet, http.MethodDelete)
+	b.routeContracts()
 	for name, h := range b.opts.Extensions {
 		h := h
 		serve := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -263,7 +264,8 @@ func (b *Backend) build() {
 
 // builtinResources are the names the backend serves itself.
 var builtinResources = []string{"admin", "user", "app", "service", "role", "cors", "limit", "lookup", "custom",
-	"email_template", "event_script", "service_type", "environment", "constant", "event", "cache", "package", "limit_cache"}
+	"email_template", "event_script", "service_type", "environment", "constant", "event", "cache", "package", "limit_cache",
+	"schema_contract"}
 
 var allVerbs = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
@@ -340,7 +342,7 @@ func (b *Backend) Close() error { return nil }
 // DreamFactory.
 func (b *Backend) serveRoot(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	names := append([]string{}, b.endpoints...)
-	names = append(names, "service_type", "environment", "constant", "event", "cache", "package", "limit_cache")
+	names = append(names, "service_type", "environment", "constant", "event", "cache", "package", "limit_cache", "schema_contract")
 	if boolParam(r.URL.Query().Get("as_list")) {
 		return apierr.WriteJSON(w, http.StatusOK, object{{"resource", names}})
 	}

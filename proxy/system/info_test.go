@@ -285,25 +285,25 @@ func TestExtensions(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"resource":"` + service.TargetFrom(r.Context()).Resource + `"}`))
 	})
-	typ := NewType(Options{Extensions: map[string]http.Handler{"schema_contract": ext}})
+	typ := NewType(Options{Extensions: map[string]http.Handler{"widget": ext}})
 	be, err := typ.New(t.Context(), e.sys, service.Deps{Store: e.st, Registry: e.reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.b = be.(*Backend)
-	got := e.must(http.StatusOK, http.MethodGet, "schema_contract/db/tables", nil).obj(t)
-	if got["resource"] != "schema_contract/db/tables" {
+	got := e.must(http.StatusOK, http.MethodGet, "widget/db/tables", nil).obj(t)
+	if got["resource"] != "widget/db/tables" {
 		t.Errorf("got %v", got)
 	}
-	e.must(http.StatusOK, http.MethodPatch, "schema_contract", map[string]any{})
-	if r := e.doAs(nil, http.MethodGet, "schema_contract/db", nil); r.status != http.StatusForbidden {
+	e.must(http.StatusOK, http.MethodPatch, "widget", map[string]any{})
+	if r := e.doAs(nil, http.MethodGet, "widget/db", nil); r.status != http.StatusForbidden {
 		t.Errorf("anonymous: %d", r.status)
 	}
 	if r := e.must(http.StatusOK, http.MethodHead, "role", nil); len(r.body) == 0 {
 		// httptest's recorder keeps the body; a real server drops it.
 		t.Errorf("HEAD gave no answer")
 	}
-	for _, name := range []string{"role", "a/b", ""} {
+	for _, name := range []string{"role", "schema_contract", "a/b", ""} {
 		if _, err := NewType(Options{Extensions: map[string]http.Handler{name: ext}}).New(t.Context(), e.sys, service.Deps{Store: e.st, Registry: e.reg}); err == nil {
 			t.Errorf("extension %q accepted", name)
 		}

@@ -1,0 +1,294 @@
+package proxy_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/uptrace/bun"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy/proxytest"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// contractEnv is an instance whose system database and data service
+// ("data") are on the same engine, with two related tables.
+type contractEnv struct {
+	kind dialects.Kind
+	in   *proxytest.Instance
+	c    *proxytest.Client
+	db   *bun.DB
+}
+
+func newContractEnv(t *testing.T, sys dialects.Config) *contractEnv {
+	t.Helper()
+	data := dbtest.Fresh(t, sys.Kind)
+	db := dbtest.Open(t, data)
+	autoinc := map[dialects.Kind]string{
+		dialects.SQLite:   "INTEGER PRIMARY KEY AUTOINCREMENT",
+		dialects.Postgres: "SERIAL PRIMARY KEY",
+		dialects.MySQL:    "INT AUTO_INCREMENT PRIMARY KEY",
+	}[sys.Kind]
+	for _, s := range []string{
+		`CREATE TABLE customer (id ` + autoinc + `, name VARCHAR(64) NOT NULL, email VARCHAR(128))`,
+		`CREATE TABLE orders (id ` + autoinc + `, customer_id INTEGER, total DECIMAL(10,2) NOT NULL DEFAULT 0,
+			FOREIGN KEY (customer_id) REFERENCES customer(id))`,
+		`CREATE TABLE free (id INTEGER PRIMARY KEY, note VARCHAR(20))`,
+		`INSERT INTO customer (name, email) VALUES ('Alice', 'a@example.com'), ('Bob', NULL)`,
+		`INSERT INTO orders (customer_id, total) VALUES (1, 10.50), (1, 2.00), (2, 7.25)`,
+	} {
+		if _, err := db.ExecContext(t.Context(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	in := proxytest.Start(t, sys, nil)
+	cfg := map[string]any{}
+	if data.Kind == dialects.SQLite {
+		cfg["database"] = data.Database
+	} else {
+		cfg["dsn"] = data.URL()
+	}
+	raw, _ := json.Marshal(cfg)
+	svc := &store.Service{Name: "data", Label: "Data", Type: string(data.Kind), IsActive: true, Mutable: true, Deletable: true, Config: string(raw)}
+	ctx := t.Context()
+	if _, err := in.Store.DB.NewInsert().Model(svc).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Touch(ctx, in.Store.DB); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Proxy.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &contractEnv{kind: sys.Kind, in: in, c: in.Admin(t), db: db}
+}
+
+// call sends a request below /api/v2/ and checks the status.
+func (e *contractEnv) call(t *testing.T, want int, method, path string, body any) map[string]any {
+	t.Helper()
+	r := e.c.Do(t, method, "/api/v2/"+path, body)
+	if r.Status != want {
+		t.Fatalf("%s %s = %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	var m map[string]any
+	if len(r.Body) > 0 && r.Body[0] == '{' {
+		r.JSON(t, &m)
+	}
+	return m
+}
+
+func (e *contractEnv) exec(t *testing.T, stmt string) {
+	t.Helper()
+	if _, err := e.db.ExecContext(t.Context(), stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func errMessage(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+func kinds(m map[string]any) []string {
+	var out []string
+	changes, _ := m["changes"].([]any)
+	for _, c := range changes {
+		c := c.(map[string]any)
+		out = append(out, c["severity"].(string)+" "+c["kind"].(string)+" "+c["path"].(string))
+	}
+	return out
+}
+
+const sc = "system/schema_contract/"
+
+func TestSchemaContractLifecycle(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
+		e := newContractEnv(t, sys)
+
+		// Before anything: mode none, enforcement off, nothing locked.
+		ov := e.call(t, 200, "GET", "system/schema_contract", nil)
+		if s := ov["summary"].(map[string]any); s["services_total"].(float64) != 2 || s["snapshots_total"].(float64) != 0 {
+			t.Errorf("overview: %v", ov)
+		}
+		st := e.call(t, 200, "GET", sc+"data", nil)
+		if st["mode"] != "none" || st["runtime_enforcement"] != "off" || st["drift"].(map[string]any)["has_drift"] != false {
+			t.Errorf("status: %v", st)
+		}
+		tables := e.call(t, 200, "GET", sc+"data/tables", nil)
+		if n := tables["summary"].(map[string]any)["tables_total"].(float64); n != 3 {
+			t.Errorf("tables: %v", tables)
+		}
+		if m := errMessage(e.call(t, 404, "GET", sc+"data/tables/customer/diff", nil)); m != "No active snapshot for 'data/customer' — lock the table before requesting drift." {
+			t.Errorf("diff unlocked: %q", m)
+		}
+		e.call(t, 404, "GET", sc+"data/tables/customer/snapshot", nil)
+		e.call(t, 404, "GET", sc+"data/tables/customer/snapshots", nil)
+
+		// no contract → locked (version 1).
+		lock := e.call(t, 200, "POST", sc+"data/tables/customer/lock", nil)
+		if lock["lock_result"] != "locked" || lock["contract_version"].(float64) != 1 || lock["status"] != "active" ||
+			len(lock["schema_hash"].(string)) != 64 || lock["schema"].(map[string]any)["name"] != "customer" {
+			t.Fatalf("lock: %v", lock)
+		}
+		// Same shape: nothing written; force writes a new version.
+		if r := e.call(t, 200, "POST", sc+"data/tables/customer/lock", nil); r["lock_result"] != "no_change" || r["contract_version"].(float64) != 1 {
+			t.Errorf("relock: %v", r)
+		}
+		if r := e.call(t, 200, "POST", sc+"data/tables/customer/lock?force=1", nil); r["lock_result"] != "promoted" || r["contract_version"].(float64) != 2 {
+			t.Errorf("forced relock: %v", r)
+		}
+		hist := e.call(t, 200, "GET", sc+"data/tables/customer/snapshots", nil)
+		vs := hist["versions"].([]any)
+		if len(vs) != 2 || vs[0].(map[string]any)["contract_version"].(float64) != 2 || vs[0].(map[string]any)["status"] != "active" ||
+			vs[1].(map[string]any)["status"] != "archived" {
+			t.Errorf("history: %v", hist)
+		}
+		if r := e.call(t, 200, "GET", sc+"data/tables/customer/snapshots/1", nil); r["status"] != "archived" || r["schema"] == nil {
+			t.Errorf("version 1: %v", r)
+		}
+		if m := errMessage(e.call(t, 404, "GET", sc+"data/tables/customer/snapshots/9", nil)); m != "Version 9 of 'data/customer' not found." {
+			t.Errorf("version 9: %q", m)
+		}
+		if r := e.call(t, 200, "GET", sc+"data/tables/customer/snapshot", nil); r["contract_version"].(float64) != 2 || r["lock_result"] != nil {
+			t.Errorf("snapshot: %v", r)
+		}
+		if r := e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil); r["has_drift"] != false || len(kinds(r)) != 0 {
+			t.Errorf("diff without change: %v", r)
+		}
+
+		// Drift made in the database itself shows at once.
+		e.exec(t, "ALTER TABLE customer ADD COLUMN nickname VARCHAR(10)")
+		d := e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil)
+		if got := strings.Join(kinds(d), "|"); got != "additive field.added customer.nickname" || d["has_breaking"] != false {
+			t.Errorf("additive drift: %s", got)
+		}
+		tr := e.call(t, 200, "POST", sc+"data/tables/customer/test", nil)
+		if tr["would_be_action"] != "promoted" || tr["would_be_version"].(float64) != 3 || tr["has_drift"] != true {
+			t.Errorf("test: %v", tr)
+		}
+		e.exec(t, "ALTER TABLE customer DROP COLUMN email")
+		d = e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil)
+		if got := strings.Join(kinds(d), "|"); got != "additive field.added customer.nickname|breaking field.removed customer.email" || d["has_breaking"] != true {
+			t.Errorf("breaking drift: %s", got)
+		}
+		sd := e.call(t, 200, "GET", sc+"data/diff?include=candidate", nil)
+		if s := sd["summary"].(map[string]any); s["tables_with_breaking"].(float64) != 1 || s["total_changes"].(float64) != 2 ||
+			sd["tables"].([]any)[0].(map[string]any)["candidate"] == nil {
+			t.Errorf("service diff: %v", sd)
+		}
+
+		// promote: mode none refuses; auto keeps breaking drift for review;
+		// strict accepts the current shape.
+		if m := errMessage(e.call(t, 400, "POST", sc+"data/promote", nil)); m != "Service mode is 'none'. Promotion is not applicable — set mode='auto' or 'strict' via PATCH /data first." {
+			t.Errorf("promote in mode none: %q", m)
+		}
+		if m := errMessage(e.call(t, 400, "PATCH", sc+"data", map[string]any{"runtime_enforcement": "strict"})); !strings.HasPrefix(m, "Cannot configure a service without first setting mode.") {
+			t.Errorf("settings without mode: %q", m)
+		}
+		for _, bad := range []map[string]any{{"mode": "lax"}, {"mode": "auto", "runtime_enforcement": "on"},
+			{"mode": "auto", "archive_retention_count": -1}, {"mode": "auto", "colour": "red"}} {
+			e.call(t, 400, "PATCH", sc+"data", bad)
+		}
+		st = e.call(t, 200, "PATCH", sc+"data", map[string]any{"mode": "auto", "archive_retention_count": 1})
+		if st["mode"] != "auto" || st["archive_retention_count"].(float64) != 1 || st["drift"].(map[string]any)["tables_with_breaking"].(float64) != 1 {
+			t.Errorf("patched: %v", st)
+		}
+		pr := e.call(t, 200, "POST", sc+"data/promote", nil)
+		if nr := pr["needs_review"].([]any); len(nr) != 1 || nr[0].(map[string]any)["reason"] != "breaking_drift" || len(pr["promoted"].([]any)) != 0 {
+			t.Errorf("auto promote: %v", pr)
+		}
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"mode": "strict"})
+		pr = e.call(t, 200, "POST", sc+"data/promote", nil)
+		if p := pr["promoted"].([]any); len(p) != 1 || p[0].(map[string]any)["to_version"].(float64) != 3 {
+			t.Errorf("strict promote: %v", pr)
+		}
+		// archive_retention_count 1: of the archived versions 1 and 2 only 2 is left.
+		hist = e.call(t, 200, "GET", sc+"data/tables/customer/snapshots", nil)
+		if vs := hist["versions"].([]any); len(vs) != 2 || vs[1].(map[string]any)["contract_version"].(float64) != 2 {
+			t.Errorf("retention: %v", hist)
+		}
+		if r := e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil); r["has_drift"] != false {
+			t.Errorf("after promote: %v", r)
+		}
+
+		// An additive change is promoted in mode auto.
+		e.call(t, 200, "POST", sc+"data/tables/orders/lock", nil)
+		e.exec(t, "ALTER TABLE orders ADD COLUMN note VARCHAR(20)")
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"mode": "auto"})
+		pr = e.call(t, 200, "POST", sc+"data/promote", nil)
+		if p := pr["promoted"].([]any); len(p) != 1 || p[0].(map[string]any)["table"] != "orders" ||
+			len(pr["skipped_no_drift"].([]any)) != 1 {
+			t.Errorf("auto promote additive: %v", pr)
+		}
+
+		// OpenAPI from the contract, valid for kin-openapi.
+		oa := e.call(t, 200, "GET", sc+"data/tables/customer/openapi", nil)
+		if oa["source"] != "snapshot" || oa["snapshot_version"].(float64) != 3 {
+			t.Errorf("openapi: %v", oa)
+		}
+		so := e.call(t, 200, "GET", sc+"data/openapi", nil)
+		comps, _ := json.Marshal(so["components"])
+		doc := fmt.Sprintf(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},"components":%s}`, comps)
+		loaded, err := openapi3.NewLoader().LoadFromData([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := loaded.Validate(t.Context()); err != nil {
+			t.Errorf("service openapi: %v", err)
+		}
+		if _, ok := loaded.Components.Schemas["free"]; !ok || so["sources"].(map[string]any)["free"].(map[string]any)["source"] != "live" {
+			t.Errorf("unlocked table missing: %v", so["sources"])
+		}
+
+		// Unlock one table, then the whole service; versions keep growing.
+		un := e.call(t, 200, "DELETE", sc+"data/tables/customer", nil)
+		if un["result"] != "unlocked" || un["archived_snapshot_version"].(float64) != 3 {
+			t.Errorf("unlock: %v", un)
+		}
+		if r := e.call(t, 200, "DELETE", sc+"data/tables/customer", nil); r["result"] != "no_active_snapshot" {
+			t.Errorf("unlock again: %v", r)
+		}
+		if r := e.call(t, 200, "POST", sc+"data/tables/customer/lock", nil); r["lock_result"] != "locked" || r["contract_version"].(float64) != 4 {
+			t.Errorf("relock after unlock: %v", r)
+		}
+		del := e.call(t, 200, "DELETE", sc+"data", nil)
+		if del["snapshots_archived"].(float64) != 2 || del["service_config_removed"] != true {
+			t.Errorf("delete service: %v", del)
+		}
+		if st := e.call(t, 200, "GET", sc+"data", nil); st["mode"] != "none" || st["snapshot_counts"].(map[string]any)["active"].(float64) != 0 {
+			t.Errorf("after delete: %v", st)
+		}
+
+		// A table gone from the database is a breaking table.removed.
+		e.call(t, 200, "POST", sc+"data/tables/free/lock", nil)
+		e.exec(t, "DROP TABLE free")
+		d = e.call(t, 200, "GET", sc+"data/tables/free/diff", nil)
+		if got := strings.Join(kinds(d), "|"); got != "breaking table.removed free" || d["candidate"] != nil {
+			t.Errorf("table removed: %v", d)
+		}
+
+		// Errors.
+		if m := errMessage(e.call(t, 404, "GET", sc+"nosuch", nil)); m != "Service 'nosuch' not found." {
+			t.Errorf("unknown service: %q", m)
+		}
+		if m := errMessage(e.call(t, 400, "GET", sc+"system/tables", nil)); m != "Service 'system' is not a SQL database service; schema contracts are SQL-only." {
+			t.Errorf("non-SQL service: %q", m)
+		}
+		if m := errMessage(e.call(t, 404, "POST", sc+"data/tables/nosuch/lock", nil)); m != "Table 'nosuch' not found in service 'data'." {
+			t.Errorf("unknown table: %q", m)
+		}
+		e.call(t, 400, "PATCH", sc+"data", "{bad")
+		if r := e.c.Do(t, http.MethodGet, "/api/v2/"+sc+"data", nil); r.Status != 200 {
+			t.Errorf("status after errors: %d", r.Status)
+		}
+		if r := e.in.API().Do(t, http.MethodGet, "/api/v2/"+sc+"data", nil); r.Status == 200 {
+			t.Errorf("a caller without a session read contracts: %d", r.Status)
+		}
+	})
+}

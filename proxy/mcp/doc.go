@@ -1,0 +1,38 @@
+// Package mcp is the MCP service backend (service type "mcp", group MCP)
+// and the audit log of its tool calls.
+//
+// # Services form
+//
+// With config {"services": ["db", …]} the service is an MCP server
+// (streamable HTTP, stateless, JSON answers) at POST /api/v2/{name}. Its
+// tools act on the named database services: list_tables,
+// describe_table, query_records, create_records, update_records,
+// delete_records, call_procedure and call_function, taking the arguments
+// service (required when more than one service is exposed), table,
+// filter, fields, order, limit, offset, related, ids, records, name and
+// params.
+//
+// Every tool call is one inner request through the platform's /api/v2
+// pipeline ([service.Call]) as the caller of the MCP request: the caller's
+// role decides what it may do, its field and row restrictions apply, rate
+// limits count it, event scripts fire, and the tool's result is the JSON
+// body the REST call answers. A refused or failed call is a tool error
+// (isError) whose text is the error envelope. list_tables lists only the
+// tables the caller may read.
+//
+// Tool input schemas are generated per role from the tables: the table
+// argument's enum lists the tables the role may use with that tool's verb,
+// and its description the fields of the tables whose schema the role may
+// read. The filter language is explained in the tools' descriptions.
+//
+// # Audit
+//
+// [Audit] keeps the last tool calls in a bounded ring and streams each new
+// one, as a line of JSON ([Event]), to every follower without waiting for
+// any: a follower that falls behind misses events, which are counted.
+// Arguments are recorded with secrets redacted ([Redact]). The proxy
+// serves it, to administrators only, at GET /_internal/ai/audit-stream.
+//
+// mcp imports the proxy leaves, proxy/service and proxy/store, and the
+// official MCP SDK; never another backend, a stage or the proxy root.
+package mcp
