@@ -55,6 +55,9 @@ type Config struct {
 	// UpstreamAllow restricts the addresses remote services (rws, soap,
 	// mcp) may reach: CIDRs and host names. Empty allows all.
 	UpstreamAllow []string
+	// ContractMaxAge is how old a schema may be when a write is checked
+	// under strict schema-contract enforcement; default one second.
+	ContractMaxAge time.Duration
 	// TrustRequestID accepts the client's X-Request-Id.
 	TrustRequestID bool
 	// Logger is the logger; nil means slog.Default().

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -25,7 +27,7 @@ type contractEnv struct {
 	db   *bun.DB
 }
 
-func newContractEnv(t *testing.T, sys dialects.Config) *contractEnv {
+func newContractEnv(t testing.TB, sys dialects.Config, adjust func(*proxy.Config)) *contractEnv {
 	t.Helper()
 	data := dbtest.Fresh(t, sys.Kind)
 	db := dbtest.Open(t, data)
@@ -46,7 +48,7 @@ func newContractEnv(t *testing.T, sys dialects.Config) *contractEnv {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	in := proxytest.Start(t, sys, nil)
+	in := proxytest.Start(t, sys, adjust)
 	cfg := map[string]any{}
 	if data.Kind == dialects.SQLite {
 		cfg["database"] = data.Database
@@ -69,7 +71,7 @@ func newContractEnv(t *testing.T, sys dialects.Config) *contractEnv {
 }
 
 // call sends a request below /api/v2/ and checks the status.
-func (e *contractEnv) call(t *testing.T, want int, method, path string, body any) map[string]any {
+func (e *contractEnv) call(t testing.TB, want int, method, path string, body any) map[string]any {
 	t.Helper()
 	r := e.c.Do(t, method, "/api/v2/"+path, body)
 	if r.Status != want {
@@ -82,7 +84,7 @@ func (e *contractEnv) call(t *testing.T, want int, method, path string, body any
 	return m
 }
 
-func (e *contractEnv) exec(t *testing.T, stmt string) {
+func (e *contractEnv) exec(t testing.TB, stmt string) {
 	t.Helper()
 	if _, err := e.db.ExecContext(t.Context(), stmt); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
@@ -109,7 +111,7 @@ const sc = "system/schema_contract/"
 
 func TestSchemaContractLifecycle(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
-		e := newContractEnv(t, sys)
+		e := newContractEnv(t, sys, nil)
 
 		// Before anything: mode none, enforcement off, nothing locked.
 		ov := e.call(t, 200, "GET", "system/schema_contract", nil)
@@ -291,4 +293,134 @@ func TestSchemaContractLifecycle(t *testing.T) {
 			t.Errorf("a caller without a session read contracts: %d", r.Status)
 		}
 	})
+}
+
+func records(t *testing.T, m map[string]any) []map[string]any {
+	t.Helper()
+	list, ok := m["resource"].([]any)
+	if !ok {
+		t.Fatalf("no resource list: %v", m)
+	}
+	out := make([]map[string]any, len(list))
+	for i, r := range list {
+		out[i] = r.(map[string]any)
+	}
+	return out
+}
+
+func TestSchemaContractEnforcement(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
+		// Strict writes check a schema read anew each time, so that a
+		// change made in the database is refused at once.
+		e := newContractEnv(t, sys, func(c *proxy.Config) { c.ContractMaxAge = time.Nanosecond })
+		e.call(t, 200, "POST", sc+"data/tables/customer/lock", nil)
+		e.call(t, 200, "POST", sc+"data/tables/orders/lock", nil)
+		e.exec(t, "ALTER TABLE customer ADD COLUMN secret VARCHAR(10) DEFAULT 'hush'")
+		e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil) // the backend reads the schema anew
+
+		// off: the new column shows.
+		if r := records(t, e.call(t, 200, "GET", "data/_table/customer", nil)); r[0]["secret"] != "hush" {
+			t.Fatalf("enforcement off: %v", r)
+		}
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"mode": "auto", "runtime_enforcement": "shape_response"})
+
+		// shape_response: fields outside the contract are dropped, from
+		// lists, single records and embedded related records.
+		for _, path := range []string{"data/_table/customer", "data/_table/customer?ids=1", "data/_table/customer?filter=id%3D1"} {
+			for _, rec := range records(t, e.call(t, 200, "GET", path, nil)) {
+				if _, ok := rec["secret"]; ok || rec["name"] == nil {
+					t.Errorf("%s: %v", path, rec)
+				}
+			}
+		}
+		if rec := e.call(t, 200, "GET", "data/_table/customer/1", nil); rec["secret"] != nil || rec["name"] != "Alice" {
+			t.Errorf("by id: %v", rec)
+		}
+		for _, rec := range records(t, e.call(t, 200, "GET", "data/_table/orders?related=customer_by_customer_id", nil)) {
+			cust, _ := rec["customer_by_customer_id"].(map[string]any)
+			if cust == nil || cust["name"] == nil {
+				t.Fatalf("related: %v", rec)
+			}
+			if _, ok := cust["secret"]; ok {
+				t.Errorf("related record not shaped: %v", cust)
+			}
+		}
+		// Writes pass; their answers are shaped too.
+		created := records(t, e.call(t, 200, "POST", "data/_table/customer?fields=*", map[string]any{"resource": []any{map[string]any{"name": "Cy"}}}))
+		if _, ok := created[0]["secret"]; ok || created[0]["name"] != "Cy" {
+			t.Errorf("create answer: %v", created)
+		}
+
+		// strict: a write to the drifted table is refused with the drift
+		// in context; other tables are not affected.
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"runtime_enforcement": "strict"})
+		r := e.call(t, 400, "POST", "data/_table/customer", map[string]any{"resource": []any{map[string]any{"name": "Di"}}})
+		ctx := r["error"].(map[string]any)["context"].(map[string]any)
+		if got := strings.Join(kinds(ctx), "|"); got != "additive field.added customer.secret" || ctx["table"] != "customer" {
+			t.Errorf("strict refusal: %v", r)
+		}
+		e.call(t, 400, "PATCH", "data/_table/customer/1", map[string]any{"name": "Al"})
+		e.call(t, 400, "DELETE", "data/_table/customer/2", nil)
+		if rec := e.call(t, 200, "GET", "data/_table/customer/1", nil); rec["secret"] != nil {
+			t.Errorf("strict read: %v", rec)
+		}
+		e.call(t, 200, "POST", "data/_table/orders", map[string]any{"resource": []any{map[string]any{"customer_id": 1, "total": 3}}})
+		e.call(t, 200, "POST", "data/_table/free", map[string]any{"resource": []any{map[string]any{"id": 1, "note": "n"}}})
+
+		// A change made in the database, with no other call in between.
+		e.exec(t, "ALTER TABLE orders ADD COLUMN flag INTEGER")
+		r = e.call(t, 400, "POST", "data/_table/orders", map[string]any{"resource": []any{map[string]any{"customer_id": 1, "total": 3}}})
+		if got := strings.Join(kinds(r["error"].(map[string]any)["context"].(map[string]any)), "|"); got != "additive field.added orders.flag" {
+			t.Errorf("outside change: %v", r)
+		}
+
+		// Promoting accepts the shapes; writes pass and the field shows.
+		e.call(t, 200, "POST", sc+"data/promote", nil)
+		e.call(t, 200, "POST", "data/_table/customer", map[string]any{"resource": []any{map[string]any{"name": "Di"}}})
+		if rec := e.call(t, 200, "GET", "data/_table/customer/1", nil); rec["secret"] != "hush" {
+			t.Errorf("after promote: %v", rec)
+		}
+
+		// enabled false and off turn enforcement off.
+		e.exec(t, "ALTER TABLE customer ADD COLUMN extra INTEGER")
+		e.call(t, 200, "GET", sc+"data/tables/customer/diff", nil)
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"enabled": false})
+		e.call(t, 200, "PATCH", "data/_table/customer/1", map[string]any{"name": "Al"})
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"enabled": true, "runtime_enforcement": "off"})
+		e.call(t, 200, "PATCH", "data/_table/customer/1", map[string]any{"name": "Alice"})
+		if rec := e.call(t, 200, "GET", "data/_table/customer/1", nil); rec["extra"] != nil || !hasKey(rec, "extra") {
+			t.Errorf("off: %v", rec)
+		}
+	})
+}
+
+func hasKey(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// BenchmarkContractEnforcement compares a table read on a table without a
+// contract with the same read under shape_response and strict when the
+// table has not drifted (one lookup), and under shape_response when it has
+// (the response is buffered and shaped).
+func BenchmarkContractEnforcement(b *testing.B) {
+	e := newContractEnv(b, dbtest.Fresh(b, dialects.SQLite), nil)
+	get := func(b *testing.B, path string) {
+		for b.Loop() {
+			r := e.c.Do(b, "GET", "/api/v2/"+path, nil)
+			if r.Status != 200 {
+				b.Fatalf("%d %s", r.Status, r.Body)
+			}
+		}
+	}
+	b.Run("no contract", func(b *testing.B) { get(b, "data/_table/customer") })
+	e.call(b, 200, "POST", sc+"data/tables/customer/lock", nil)
+	e.call(b, 200, "PATCH", sc+"data", map[string]any{"mode": "auto", "runtime_enforcement": "shape_response"})
+	b.Run("shape_response, no drift", func(b *testing.B) { get(b, "data/_table/customer") })
+	e.call(b, 200, "PATCH", sc+"data", map[string]any{"runtime_enforcement": "strict"})
+	b.Run("strict, no drift", func(b *testing.B) { get(b, "data/_table/customer") })
+	e.exec(b, "ALTER TABLE customer ADD COLUMN secret VARCHAR(10)")
+	e.call(b, 200, "GET", sc+"data/tables/customer/diff", nil)
+	e.call(b, 200, "PATCH", sc+"data", map[string]any{"runtime_enforcement": "shape_response"})
+	b.Run("shape_response, drifted", func(b *testing.B) { get(b, "data/_table/customer") })
 }

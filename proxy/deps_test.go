@@ -37,7 +37,8 @@ func allowed(pkg string) (rules []string, ok bool) {
 			r = append(r, "policy/...")
 		case "handlers/ratelimit":
 			r = append(r, "limiter/...")
-			// system/schema_contract fronts the schema-contract engine.
+		case "handlers/enforce":
+			// schema-contract runtime enforcement fronts the contract engine.
 			r = append(r, "proxy/contract")
 		}
 		return r, true

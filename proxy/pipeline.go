@@ -20,6 +20,7 @@ import (
 //	recoverer → request id → access log + metrics → CORS → body cap → verb tunnelling
 //	→ router (/api/v2/:service/*resource; unknown service 404)
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
+//	→ schema-contract enforcement (400 for strict writes; shaped responses)
 //	→ the service's backend
 //
 // /healthz, /metrics and the API docs page (/api/docs/) sit outside the
@@ -57,6 +58,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	contracts, err := s.contractStage()
+	if err != nil {
+		return nil, nil, err
+	}
 
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
@@ -65,6 +70,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		roles,    // role-based access (403); the grant for the backend
 		limits,   // rate limits (429); administrators and script calls exempt
 		// script joins here.
+		contracts, // schema-contract runtime enforcement (400, shaped responses)
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))
 

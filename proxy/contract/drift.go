@@ -134,20 +134,25 @@ func (r Report) OnlyAdditive() bool {
 // skip what no rule looks at: engine details, aliases, index flags and the
 // index list.
 var compareOptions = []cmp.Option{
-	cmp.Transformer("fieldsByName", func(fs []Field) map[string]Field {
-		m := make(map[string]Field, len(fs))
-		for _, f := range fs {
-			m[f.Name] = f
-		}
-		return m
-	}),
-	cmp.Transformer("relationshipsByName", func(rs []Relationship) map[string]Relationship {
-		m := make(map[string]Relationship, len(rs))
-		for _, r := range rs {
-			m[r.Name] = r
-		}
-		return m
-	}),
+	// The transformers apply unless both lists are empty, where
+	// EquateEmpty alone decides (two options on one value make go-cmp
+	// panic).
+	cmp.FilterValues(func(x, y []Field) bool { return len(x) > 0 || len(y) > 0 },
+		cmp.Transformer("fieldsByName", func(fs []Field) map[string]Field {
+			m := make(map[string]Field, len(fs))
+			for _, f := range fs {
+				m[f.Name] = f
+			}
+			return m
+		})),
+	cmp.FilterValues(func(x, y []Relationship) bool { return len(x) > 0 || len(y) > 0 },
+		cmp.Transformer("relationshipsByName", func(rs []Relationship) map[string]Relationship {
+			m := make(map[string]Relationship, len(rs))
+			for _, r := range rs {
+				m[r.Name] = r
+			}
+			return m
+		})),
 	cmpopts.IgnoreFields(Table{}, "Name", "Catalog", "Schema", "Indexes", "OpenAPI", "Native"),
 	cmpopts.IgnoreFields(Field{}, "Name", "Alias", "DBType", "NativeType", "IsPrimaryKey", "IsIndex", "OpenAPI", "Native"),
 	cmpopts.IgnoreFields(Relationship{}, "Name", "Alias", "Field", "IsVirtual", "AlwaysFetch", "Native"),

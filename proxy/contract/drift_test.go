@@ -233,3 +233,27 @@ func TestEmptyReport(t *testing.T) {
 		t.Errorf("got %s", data)
 	}
 }
+
+// TestDiffEmptyLists: nil and empty lists on either side are the same
+// (go-cmp must not see two options on one value).
+func TestDiffEmptyLists(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, cur *Table
+		changes  int
+	}{
+		{"nil and empty", &Table{Name: "t"}, &Table{Name: "t", Fields: []Field{}, Relationships: []Relationship{}, PrimaryKey: []string{}}, 0},
+		{"empty and empty", &Table{Name: "t", Fields: []Field{}, Relationships: []Relationship{}}, &Table{Name: "t", Fields: []Field{}, Relationships: []Relationship{}}, 0},
+		{"empty and one", &Table{Name: "t", Relationships: []Relationship{}}, &Table{Name: "t", Relationships: []Relationship{{Name: "r"}}}, 1},
+		{"nil and one field", &Table{Name: "t"}, &Table{Name: "t", Fields: []Field{{Name: "f"}}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Diff(tc.old, tc.cur); got.Summary.TotalChanges != tc.changes {
+				t.Errorf("changes: %+v", got.Changes)
+			}
+			if got := Diff(tc.cur, tc.old); got.Summary.TotalChanges != tc.changes {
+				t.Errorf("reversed: %+v", got.Changes)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -199,7 +200,7 @@ func (s *Snapshot) indexContracts() {
 	}
 	s.contractSnapshots = make(map[contractKey]*SchemaSnapshot, len(s.ContractSnapshots))
 	for _, c := range s.ContractSnapshots {
-		s.contractSnapshots[contractKey{c.ServiceID, c.TableName}] = c
+		s.contractSnapshots[contractKey{c.ServiceID, strings.ToLower(c.TableName)}] = c
 	}
 }
 
@@ -207,7 +208,21 @@ func (s *Snapshot) indexContracts() {
 // force, or nil (mode none, enforcement off).
 func (s *Snapshot) ContractSettings(serviceID int64) *SchemaContract { return s.contracts[serviceID] }
 
-// ContractSnapshot returns the active snapshot of a table in force, or nil.
+// ContractSnapshot returns the active snapshot of a table in force
+// (table names match case-insensitively), or nil.
 func (s *Snapshot) ContractSnapshot(serviceID int64, table string) *SchemaSnapshot {
-	return s.contractSnapshots[contractKey{serviceID, table}]
+	if len(s.contractSnapshots) == 0 {
+		return nil
+	}
+	return s.contractSnapshots[contractKey{serviceID, strings.ToLower(table)}]
+}
+
+// WithContracts returns a copy of s holding the given contract settings
+// and active snapshots instead of its own, for programs that embed
+// Portcullis without a system database (and for tests).
+func (s *Snapshot) WithContracts(settings []*SchemaContract, active []*SchemaSnapshot) *Snapshot {
+	c := *s
+	c.SchemaContracts, c.ContractSnapshots = settings, active
+	c.indexContracts()
+	return &c
 }
