@@ -1,6 +1,13 @@
 // Package files is the file service backend: DreamFactory's file API over
 // a [Storage], for the service types local_file (a folder of this
-// machine, through [os.Root] so that no path or symbolic link leaves it).
+// machine, through [os.Root] so that no path or symbolic link leaves it),
+// sftp_file (an SSH server, with github.com/pkg/sftp; host key pinned by
+// host_fingerprint) and webdav_file (a WebDAV server, with
+// github.com/studio-b12/gowebdav, extended here with a preemptive basic
+// authenticator so uploads stream instead of being buffered for an
+// authentication retry, and a seekable reader over ranged GETs). Remote
+// storages connect on first use and again after a failure: a server that
+// cannot be reached is a 503 and the service recovers by itself.
 //
 // Routes, below /api/v2/{service}; a path ending in "/" (or the root) is a
 // folder, any other a file:
@@ -27,11 +34,13 @@
 //	                         entries a JSON body lists
 //
 // Creates answer 201. Uploads are streamed to a hidden file in the target
-// folder and renamed into place only once complete, so an abandoned or
+// folder and renamed (moved) into place only once complete, on every
+// storage, so an abandoned or
 // failed upload never leaves a half-written file, and a file of any size
 // never sits in memory. A path with "." or ".." segments, empty segments,
 // backslashes, control characters, encoded slashes or NUL bytes is a 400;
-// a symbolic link leading outside the root is a 400 too. A missing file or
+// a symbolic link leading outside a local root is a 400 too (on SFTP and
+// WebDAV servers, links are the server's own: its chroot is the boundary). A missing file or
 // folder is a 404 whose message never shows a server path; a conflict
 // (check_exist on an existing file, an existing folder, a non-empty folder
 // deleted without force) is a 409.

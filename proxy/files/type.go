@@ -19,7 +19,7 @@ type LocalType struct{}
 var _ service.Type = LocalType{}
 
 // Types returns every file service type this package implements.
-func Types() []service.Type { return []service.Type{LocalType{}} }
+func Types() []service.Type { return []service.Type{LocalType{}, SFTPType{}, WebDAVType{}} }
 
 // info finds a generic type's description by name.
 func info(name, label string) service.Info {
@@ -77,3 +77,59 @@ func (b *backend) StreamsBodies() bool { return true }
 
 // OpenAPI documents the file API.
 func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) { return Document(), nil }
+
+// SFTPType is the sftp_file service type: files on an SSH server. Its zero
+// value is ready to use.
+type SFTPType struct{}
+
+var _ service.Type = SFTPType{}
+
+// Info names the type as the spec lists it.
+func (SFTPType) Info() service.Info { return info("sftp_file", "SFTP File Storage") }
+
+// ValidateConfig checks an sftp_file configuration; see ParseSFTPConfig.
+func (SFTPType) ValidateConfig(config json.RawMessage) error {
+	_, err := ParseSFTPConfig(config)
+	return err
+}
+
+// New builds the backend of svc; it connects on the first request.
+func (SFTPType) New(_ context.Context, svc *store.Service, deps service.Deps) (service.Backend, error) {
+	cfg, err := ParseSFTPConfig(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	logger := deps.Logger
+	if logger != nil {
+		logger = logger.With("service", svc.Name)
+	}
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewSFTP(cfg, logger, nil), Logger: logger}}, nil
+}
+
+// WebDAVType is the webdav_file service type: files on a WebDAV server.
+// Its zero value is ready to use.
+type WebDAVType struct{}
+
+var _ service.Type = WebDAVType{}
+
+// Info names the type as the spec lists it.
+func (WebDAVType) Info() service.Info { return info("webdav_file", "WebDAV File Storage") }
+
+// ValidateConfig checks a webdav_file configuration; see ParseWebDAVConfig.
+func (WebDAVType) ValidateConfig(config json.RawMessage) error {
+	_, err := ParseWebDAVConfig(config)
+	return err
+}
+
+// New builds the backend of svc.
+func (WebDAVType) New(_ context.Context, svc *store.Service, deps service.Deps) (service.Backend, error) {
+	cfg, err := ParseWebDAVConfig(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	logger := deps.Logger
+	if logger != nil {
+		logger = logger.With("service", svc.Name)
+	}
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewWebDAV(cfg, nil), Logger: logger}}, nil
+}

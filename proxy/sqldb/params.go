@@ -198,7 +198,9 @@ func (o *options) apply(params map[string]any, maxRecords int) error {
 				errs = append(errs, err.Error())
 				continue
 			}
-			if name == "limit" {
+			if name == "limit" && n < 0 {
+				errs = append(errs, "limit must not be negative")
+			} else if name == "limit" {
 				o.limit = n
 			} else if n < 0 {
 				errs = append(errs, "offset must not be negative")
