@@ -43,6 +43,25 @@ type Config struct {
 	LimitsFailClosed bool
 	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
 	MaxBodyBytes int64
+	// MaxInFlight caps the requests this instance runs at once; beyond it
+	// the answer is 503 with Retry-After. Default 512; negative: no cap.
+	MaxInFlight int
+	// MaxInFlightPerService caps the requests one service runs at once
+	// (503 with Retry-After beyond), so one busy or stalled service cannot
+	// take every slot of the instance. Default 128; negative: no cap.
+	MaxInFlightPerService int
+	// QueueWait is how long a request waits for a free slot (instance or
+	// service) before it is answered 503, so short bursts queue instead of
+	// failing. Default 2s; negative: no wait.
+	QueueWait time.Duration
+	// MaxBodyInFlight caps the request-body bytes all requests together
+	// are reading; a body that does not fit is answered 503 with
+	// Retry-After. Default 8 × MaxBodyBytes; negative: no cap.
+	MaxBodyInFlight int64
+	// WriteTimeout is how long one write to a client may block before the
+	// response is cut, so a client that stops reading releases what its
+	// request holds (a database connection). Default 30s; negative: none.
+	WriteTimeout time.Duration
 	// MaxUploadBytes caps request bodies sent to backends that stream them
 	// to their destination without holding them (file uploads, see
 	// service.BodyStreamer); larger ones get 413. Default 8 GiB.
@@ -108,6 +127,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReloadInterval == 0 {
 		c.ReloadInterval = 500 * time.Millisecond
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 512
+	}
+	if c.MaxInFlightPerService == 0 {
+		c.MaxInFlightPerService = 128
+	}
+	if c.QueueWait == 0 {
+		c.QueueWait = 2 * time.Second
+	}
+	if c.MaxBodyInFlight == 0 {
+		c.MaxBodyInFlight = 8 * c.MaxBodyBytes
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 30 * time.Second
 	}
 	if c.Version == "" {
 		c.Version = Version

@@ -8,6 +8,7 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers/rbac"
 	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -72,6 +73,20 @@ func (a accessChecker) Reaches(ctx context.Context, svcName string) bool {
 		}
 	}
 	return false
+}
+
+// Grant decides, as the RBAC stage would, whether the caller in ctx may
+// call verb on component of the service, and returns its grant.
+func (a accessChecker) Grant(ctx context.Context, svcName, component, verb string) (*caller.Grant, error) {
+	snap := a.s.Snapshot()
+	if snap == nil {
+		return nil, apierr.InternalMsg(rbac.MsgCheckFailed)
+	}
+	svc := snap.Service(svcName)
+	if svc == nil {
+		return nil, apierr.NotFound("Could not find a service for %s", svcName)
+	}
+	return rbac.Grant(ctx, a.s.rbacOptions(), caller.IdentityFrom(ctx), &service.Target{Service: svc, Resource: component, Verb: verb})
 }
 
 func (a accessChecker) subject(ctx context.Context, svcName string) (*store.Service, *caller.Identity, *policy.Authorizer, bool) {

@@ -497,6 +497,30 @@ func testLimitCache(t *testing.T, env *limitsEnv) {
 		t.Errorf("bob's counter %+v (listed %v), want attempts 0, remaining 1", c, found)
 	}
 
+	// The same counters through the limits, as DreamFactory's related
+	// limit_cache_by_limit_id.
+	r := env.admin.Do(t, http.MethodGet, fmt.Sprintf("/api/v2/system/limit?ids=%d,%d&related=limit_cache_by_limit_id", a, b), nil)
+	var withCache struct {
+		Resource []struct {
+			ID       int64          `json:"id"`
+			Counters []limitCounter `json:"limit_cache_by_limit_id"`
+		} `json:"resource"`
+	}
+	r.JSON(t, &withCache)
+	if len(withCache.Resource) != 2 {
+		t.Fatalf("limits with counters: %d %s", r.Status, r.Body)
+	}
+	for _, l := range withCache.Resource {
+		for _, c := range l.Counters {
+			if c.ID != l.ID || c != cs[[2]int64{c.ID, c.UserID}] {
+				t.Errorf("limit %d lists counter %+v, limit_cache has %+v", l.ID, c, cs[[2]int64{c.ID, c.UserID}])
+			}
+		}
+		if want := map[int64]int{a: 1, b: len(env.users)}[l.ID]; len(l.Counters) < 1 || l.ID == a && len(l.Counters) != want {
+			t.Errorf("limit %d lists %d counters: %s", l.ID, len(l.Counters), r.Body)
+		}
+	}
+
 	// Reset one limit: its counter starts again, the other's does not.
 	if r := env.admin.Do(t, http.MethodDelete, fmt.Sprintf("/api/v2/system/limit_cache/%d", a), nil); r.Status != http.StatusOK {
 		t.Fatalf("reset %d: %d %s", a, r.Status, r.Body)

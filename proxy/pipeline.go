@@ -3,12 +3,14 @@ package proxy
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/handlers/accesslog"
 	"github.com/portcullis-dev/portcullis/handlers/cors"
+	"github.com/portcullis-dev/portcullis/handlers/guard"
 	"github.com/portcullis-dev/portcullis/handlers/recoverer"
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -17,8 +19,9 @@ import (
 
 // pipeline assembles the whole request path in one place. A request flows:
 //
-//	recoverer → request id → access log + metrics → CORS → body cap → verb tunnelling
-//	→ router (/api/v2/:service/*resource; unknown service 404)
+//	recoverer → request id → access log + metrics → CORS
+//	→ guard (requests and body bytes in flight: 503; write deadlines) → body cap → verb tunnelling
+//	→ router (/api/v2/:service/*resource; unknown service 404; requests per service: 503)
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
 //	→ schema-contract enforcement (400 for strict writes; shaped responses)
 //	→ the service's backend
@@ -41,6 +44,18 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	guards, err := guard.New(guard.Options{
+		MaxInFlight:     max(s.cfg.MaxInFlight, 0),
+		MaxBodyInFlight: max(s.cfg.MaxBodyInFlight, 0),
+		MaxBody:         s.cfg.MaxBodyBytes,
+		WriteTimeout:    max(s.cfg.WriteTimeout, 0),
+		QueueWait:       max(s.cfg.QueueWait, 0),
+		Streams:         func(r *http.Request) bool { return s.streamsBodies(r.URL.Path) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.slots = guard.NewSlots(max(s.cfg.MaxInFlightPerService, 0), max(s.cfg.QueueWait, 0))
 	corsStage, err := cors.New(cors.Options{Rules: func() *cors.Set { return s.state.Load().cors }})
 	if err != nil {
 		return nil, nil, err
@@ -91,7 +106,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		router.Handle(m, "/api/v2/:service/*resource", route)
 	}
 
-	api = handlers.Chain(recover, reqID, access, corsStage, s.limitBody, tunnelVerb)(router)
+	api = handlers.Chain(recover, reqID, access, corsStage, guards.Stage, s.limitBody, tunnelVerb)(router)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
@@ -115,6 +130,11 @@ func (s *Server) resolve(next http.Handler) httprouter.Handle {
 		}
 		ctx := r.Context()
 		accesslog.SetService(ctx, name)
+		if !s.slots.Acquire(ctx, name) {
+			apierr.Write(w, guard.Busy(time.Second, "Service '%s' is busy (%d requests in flight); try again later.", name, s.slots.Max()))
+			return
+		}
+		defer s.slots.Release(name)
 		t := &service.Target{Service: e.svc, Resource: strings.Trim(ps.ByName("resource"), "/"), Verb: r.Method}
 		next.ServeHTTP(w, r.WithContext(service.WithTarget(ctx, t)))
 	}

@@ -24,13 +24,19 @@ func (s *Server) Policy() *policy.Authorizer {
 
 // rbacStage builds the RBAC stage over the engine and lookups in force.
 func (s *Server) rbacStage() (handlers.Stage, error) {
-	return rbac.New(rbac.Options{
+	return rbac.New(s.rbacOptions())
+}
+
+// rbacOptions are the options of the RBAC stage, also used to decide the
+// calls backends make on a caller's behalf (accessChecker.Grant).
+func (s *Server) rbacOptions() rbac.Options {
+	return rbac.Options{
 		Policy: s.Policy,
 		Lookups: func(id *caller.Identity) map[string]string {
 			return rbac.SnapshotLookups(s.currentSnapshot(), id)
 		},
 		Logger: s.logger,
-	})
+	}
 }
 
 // policyEngine builds the engine of snap's roles. Roles with records it

@@ -26,39 +26,70 @@ type entry struct {
 	err         error
 }
 
-// live is a backend shared by the states that use it.
+// live is a backend shared by the states that use it. It counts the
+// requests using it, so that it is closed once they have drained, or when
+// the closer stops waiting.
 type live struct {
 	backend service.Backend
 
-	// mu is held for reading by every request using the backend and for
-	// writing by the closer, so a backend is closed only after its
-	// requests have drained.
-	mu     sync.RWMutex
-	closed bool
+	mu      sync.Mutex
+	running int
+	closed  bool
+	drained chan struct{} // set by close while requests run; closed when the last ends
 }
 
-// acquire locks l for a request; it returns false when l has been closed
+// acquire counts a request on l; it returns false when l has been closed
 // (the caller then looks the service up again in the newer state).
 func (l *live) acquire() bool {
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
-		return false
-	}
-	return true
-}
-
-func (l *live) release() { l.mu.RUnlock() }
-
-func (l *live) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return
+		return false
+	}
+	l.running++
+	return true
+}
+
+func (l *live) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running--
+	if l.running == 0 && l.drained != nil {
+		close(l.drained)
+		l.drained = nil
+	}
+}
+
+// close refuses new requests, waits until the running ones end or ctx
+// ends, then closes the backend. It reports whether requests were still
+// running when the backend was closed.
+func (l *live) close(ctx context.Context) (abandoned bool) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false
 	}
 	l.closed = true
+	var wait chan struct{}
+	if l.running > 0 {
+		wait = make(chan struct{})
+		l.drained = wait
+	}
+	l.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			abandoned = true
+		}
+	}
 	_ = l.backend.Close()
+	return abandoned
 }
+
+// replacedDrain is how long a backend replaced by a reload waits for its
+// requests before it is closed under them.
+const replacedDrain = 10 * time.Minute
 
 // state is the immutable configuration in force: the snapshot and the
 // backends built from it.
@@ -128,7 +159,11 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 	if old != nil {
 		for _, e := range old.entries {
 			if e.live != nil && !kept[e.live] {
-				go e.live.close()
+				go func(l *live) {
+					ctx, cancel := context.WithTimeout(context.Background(), replacedDrain)
+					defer cancel()
+					l.close(ctx)
+				}(e.live)
 			}
 		}
 	}

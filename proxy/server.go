@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/portcullis-dev/portcullis/handlers/guard"
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -60,6 +62,12 @@ type Server struct {
 	audit *mcp.Audit
 	api   http.Handler // the /api/v2 pipeline
 	root  http.Handler // everything
+
+	// slots caps the requests in flight per service.
+	slots *guard.Slots
+
+	// draining is set by Drain.
+	draining atomic.Bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -160,7 +168,12 @@ func Init(ctx context.Context, cfg Config, opts store.InitOptions) (store.InitRe
 }
 
 // ServeHTTP serves /healthz, /metrics and the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.root.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Connection", "close")
+	}
+	s.root.ServeHTTP(w, r)
+}
 
 // Store returns the system store.
 func (s *Server) Store() *store.Store { return s.store }
@@ -168,22 +181,53 @@ func (s *Server) Store() *store.Store { return s.store }
 // Config returns the configuration the server runs with, defaults filled.
 func (s *Server) Config() Config { return s.cfg }
 
+// closeWait is how long Close lets the requests still running on a
+// backend finish before it closes the backend under them.
+const closeWait = 5 * time.Second
+
 // Close stops the configuration watcher and closes every backend (after its
-// requests drain) and the store New opened.
+// requests drain, for at most closeWait) and the store New opened.
 func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	return s.Shutdown(ctx)
+}
+
+// Shutdown is Close waiting for requests still running on the backends
+// until ctx ends; then the backends are closed under them. It always
+// returns, and releases everything.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.Drain()
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.wg.Wait()
 	if st := s.state.Load(); st != nil {
-		for _, e := range st.entries {
+		var wg sync.WaitGroup
+		for name, e := range st.entries {
 			if e.live != nil {
-				e.live.close()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if e.live.close(ctx) {
+						s.logger.Warn("closed a backend with requests still running", "service", name)
+					}
+				}()
 			}
 		}
+		wg.Wait()
 	}
 	return s.closeStore()
 }
+
+// Drain marks the instance as stopping: /healthz answers 503 so that load
+// balancers stop sending, and every response asks the client to close its
+// connection, so keep-alive connections end cleanly after their current
+// request instead of being cut while idle.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Draining reports whether Drain was called.
+func (s *Server) Draining() bool { return s.draining.Load() }
 
 func (s *Server) closeStore() error {
 	s.closeLimitStore()
@@ -196,6 +240,11 @@ func (s *Server) closeStore() error {
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.draining.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "shutting down"})
+		return
+	}
 	if s.state.Load() == nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "starting"})

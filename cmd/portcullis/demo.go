@@ -42,7 +42,7 @@ func (c demoCmd) Run(g *globals) error {
 	if err := seedDemoFiles(dir); err != nil {
 		return err
 	}
-	return serve(ctx, cfg, c.Addr, 10*time.Second, func(a net.Addr) {
+	return serve(ctx, cfg, c.Addr, shutdown{wait: 10 * time.Second}, func(a net.Addr) {
 		base := "http://" + a.String() + "/api/v2"
 		fmt.Printf(`
 Portcullis demo (data in %s, deleted on exit)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,12 +25,21 @@ type serveCmd struct {
 	MaxBody       int64         `help:"Largest request body in bytes." default:"16777216"`
 	MaxUpload     int64         `help:"Largest upload in bytes to a service that streams bodies to storage (file services)." default:"8589934592"`
 	UpstreamAllow []string      `help:"CIDRs and host names remote services may reach (default: any)."`
-	ShutdownWait  time.Duration `help:"How long to wait for requests in flight on SIGINT/SIGTERM." default:"30s"`
+	ShutdownWait  time.Duration `help:"How long to wait for requests in flight on SIGINT/SIGTERM; then connections are closed and the process exits 0." default:"30s"`
+	ShutdownGrace time.Duration `help:"At SIGINT/SIGTERM, how long to keep answering new requests (with Connection: close, /healthz 503) before refusing new connections; part of the shutdown wait." default:"1s"`
+
+	MaxInFlight           int           `help:"Most requests this instance runs at once (503 with Retry-After beyond; -1: no cap)." default:"512"`
+	MaxInFlightPerService int           `help:"Most requests one service runs at once (503 with Retry-After beyond; -1: no cap)." default:"128"`
+	QueueWait             time.Duration `help:"How long a request waits for a free slot (instance or service) before the 503." default:"2s"`
+	MaxBodyInFlight       int64         `help:"Most request-body bytes being read at once, all requests together (503 with Retry-After beyond; 0: 8 x max-body; -1: no cap)." default:"0"`
+	WriteTimeout          time.Duration `help:"How long one write to a client may block before the response is cut (a client that stops reading releases its database connection)." default:"30s"`
 }
 
 func (c serveCmd) config(g *globals) proxy.Config {
 	return proxy.Config{DataDir: c.Data, SystemDB: c.SystemDB, RedisURL: c.Redis, RedisPrefix: c.RedisPrefix,
-		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, Logger: g.logger()}
+		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, Logger: g.logger(),
+		MaxInFlight: c.MaxInFlight, MaxInFlightPerService: c.MaxInFlightPerService, MaxBodyInFlight: c.MaxBodyInFlight,
+		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout}
 }
 
 func (c serveCmd) Run(g *globals) error {
@@ -41,7 +49,7 @@ func (c serveCmd) Run(g *globals) error {
 	if err := initIfNeeded(ctx, cfg); err != nil {
 		return err
 	}
-	return serve(ctx, cfg, c.Addr, c.ShutdownWait, nil)
+	return serve(ctx, cfg, c.Addr, shutdown{wait: c.ShutdownWait, grace: c.ShutdownGrace}, nil)
 }
 
 // initIfNeeded seeds a never-initialised data directory with a generated
@@ -59,18 +67,27 @@ func initIfNeeded(ctx context.Context, cfg proxy.Config) error {
 	return nil
 }
 
-// serve runs the server on addr until ctx ends, then lets requests in flight
-// finish for up to wait. ready, when set, is called with the bound address;
-// opts reach proxy.New (tests add service types).
-func serve(ctx context.Context, cfg proxy.Config, addr string, wait time.Duration, ready func(net.Addr), opts ...proxy.Option) error {
+// shutdown is how serve stops: for grace it keeps answering (every
+// response asking the client to close its connection, /healthz 503), then
+// it stops accepting and lets requests in flight finish until wait (counted
+// from the signal) runs out; then it closes every connection.
+type shutdown struct {
+	wait, grace time.Duration
+}
+
+// serve runs the server on addr until ctx ends, then stops as sd says. It
+// returns nil after a signal, even when requests had to be cut. ready,
+// when set, is called with the bound address; opts reach proxy.New (tests
+// add service types).
+func serve(ctx context.Context, cfg proxy.Config, addr string, sd shutdown, ready func(net.Addr), opts ...proxy.Option) error {
 	log := cfg.Logger
 	srv, err := proxy.New(ctx, cfg, opts...)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		srv.Close()
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	hs := &http.Server{
@@ -89,14 +106,31 @@ func serve(ctx context.Context, cfg proxy.Config, addr string, wait time.Duratio
 	}
 	select {
 	case err := <-errc:
+		srv.Close()
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down; finishing requests in flight", "wait", wait)
-	sctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	deadline := time.Now().Add(sd.wait)
+	log.Info("shutting down; finishing requests in flight", "wait", sd.wait, "grace", sd.grace)
+	srv.Drain()
+	if g := min(sd.grace, sd.wait); g > 0 {
+		time.Sleep(g)
 	}
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		// The wait ran out: cut what is left. Requests still running see
+		// their context cancelled when their connection closes.
+		log.Warn("shutdown wait ran out; closing the connections still open", "error", err)
+		_ = hs.Close()
+	}
+	// Backends get what is left of the wait (at least a moment) to finish
+	// requests still running, then are closed under them.
+	bctx, bcancel := context.WithTimeout(context.Background(), max(time.Until(deadline), time.Second))
+	defer bcancel()
+	if err := srv.Shutdown(bctx); err != nil {
+		log.Warn("closing the system store", "error", err)
+	}
+	log.Info("stopped")
 	return nil
 }

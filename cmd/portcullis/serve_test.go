@@ -64,7 +64,7 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(sctx, cfg, "127.0.0.1:0", 10*time.Second, func(a net.Addr) { addrc <- a }, proxy.WithTypes(typ))
+		done <- serve(sctx, cfg, "127.0.0.1:0", shutdown{wait: 10 * time.Second}, func(a net.Addr) { addrc <- a }, proxy.WithTypes(typ))
 	}()
 	addr := <-addrc
 

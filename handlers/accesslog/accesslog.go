@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
 // Options configures the stage.
@@ -92,6 +93,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			ctx := context.WithValue(r.Context(), key{}, rec)
 			next.ServeHTTP(rw, r.WithContext(ctx))
 			elapsed := now().Sub(start)
+			if rw.status >= 500 && r.Context().Err() != nil {
+				// The client went away and the handler failed because of it.
+				rw.status = apierr.StatusClientClosed
+			}
 			service := rec.service
 			if service == "" {
 				service = "unknown"
@@ -102,7 +107,9 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				latency.WithLabelValues(service, method).Observe(elapsed.Seconds())
 			}
 			level, msg := slog.LevelInfo, "request"
-			if rw.status >= 500 {
+			if rw.status == apierr.StatusClientClosed {
+				msg = "client closed request"
+			} else if rw.status >= 500 {
 				level, msg = slog.LevelError, "request failed"
 			}
 			if !opts.Logger.Enabled(ctx, level) {

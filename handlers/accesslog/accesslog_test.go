@@ -2,6 +2,7 @@ package accesslog_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -100,5 +101,31 @@ func TestLinesBelowTheLevelAreSkipped(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/boom", nil))
 	if !strings.Contains(buf.String(), "request failed") || !strings.Contains(buf.String(), "cause") {
 		t.Fatalf("5xx not logged at Error: %s", buf.String())
+	}
+}
+
+// TestClientClosedIs499: a request whose client went away is logged and
+// counted as 499, not as a server error.
+func TestClientClosedIs499(t *testing.T) {
+	var buf bytes.Buffer
+	stage, err := accesslog.New(accesslog.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := stage(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/upload" {
+			apierr.Write(w, apierr.ClientClosed(errors.New("unexpected EOF")))
+			return
+		}
+		<-r.Context().Done()
+		apierr.Write(w, apierr.Internal(r.Context().Err()))
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/upload", nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/wait", nil).WithContext(ctx))
+	out := buf.String()
+	if strings.Count(out, "status=499") != 2 || strings.Contains(out, "status=500") || strings.Contains(out, "request failed") {
+		t.Fatalf("client-closed requests logged as:\n%s", out)
 	}
 }

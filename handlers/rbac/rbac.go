@@ -64,6 +64,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	if opts.Policy == nil {
 		return nil, errors.New("rbac: Policy is required")
 	}
+	return newStage(opts).wrap, nil
+}
+
+func newStage(opts Options) *stage {
 	s := &stage{opts: opts, log: opts.Logger, exception: opts.Exception}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -71,7 +75,26 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	if s.exception == nil {
 		s.exception = AccessException
 	}
-	return s.wrap, nil
+	return s
+}
+
+// Grant decides, as the stage decides a request, whether id may call t,
+// and returns the call's grant with lookups filled in (nil: unrestricted)
+// or the refusal as an *apierr.Error. A backend asks it for the writes it
+// makes on the caller's behalf beyond the request's own target, such as
+// the related records of a nested table write. opts.Policy is required.
+func Grant(ctx context.Context, opts Options, id *caller.Identity, t *service.Target) (*caller.Grant, error) {
+	if opts.Policy == nil || t == nil || t.Service == nil {
+		return nil, apierr.InternalMsg(MsgCheckFailed)
+	}
+	s := newStage(opts)
+	if id != nil && id.Admin || s.exception(t) {
+		return nil, nil
+	}
+	if id == nil {
+		return nil, apierr.Unauthorized(MsgNoCaller)
+	}
+	return s.check(ctx, id, t)
 }
 
 type stage struct {

@@ -167,6 +167,17 @@ func GatewayTimeout(format string, args ...any) *Error {
 	return newf(http.StatusGatewayTimeout, format, args)
 }
 
+// StatusClientClosed is the status logged and counted for a request whose
+// client went away before it was answered (nginx's 499): the client sees
+// nothing, and the instance did nothing wrong.
+const StatusClientClosed = 499
+
+// ClientClosed is the error of a request whose client went away (it closed
+// the connection mid-upload or before the answer was ready).
+func ClientClosed(cause error) *Error {
+	return &Error{Status: StatusClientClosed, Message: "The client closed the request.", Err: cause}
+}
+
 // envelope is the JSON shape of every error response.
 type envelope struct {
 	Error body `json:"error"`

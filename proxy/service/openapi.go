@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 )
 
 // Documenter is implemented by backends that describe their API as an
@@ -35,6 +37,11 @@ type AccessChecker interface {
 	// Reaches reports whether the caller may call service with some verb
 	// on some component.
 	Reaches(ctx context.Context, service string) bool
+	// Grant decides whether the caller may call verb on component of
+	// service as the RBAC stage would, and returns the grant that applies
+	// (nil: unrestricted) or the refusal (an *apierr.Error, 403 or 401).
+	// Backends ask it for writes beyond the request's own target.
+	Grant(ctx context.Context, service, component, verb string) (*caller.Grant, error)
 }
 
 // OpenAPIVersion is the OpenAPI version of every generated document.

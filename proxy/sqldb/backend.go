@@ -33,6 +33,9 @@ type Backend struct {
 	cfg  Config
 	conn dialects.Config
 	log  *slog.Logger
+	// access decides the related records a nested write reaches beyond
+	// the request's table; nil in a stack without roles.
+	access service.AccessChecker
 
 	mu      sync.Mutex
 	db      *bun.DB
@@ -69,7 +72,7 @@ func newBackend(kind dialects.Kind, name string, cfg Config, deps service.Deps) 
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name)}
+	b := &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name), access: deps.Access}
 	b.sync.reg, b.sync.st = deps.Registry, deps.Store
 	return b, nil
 }

@@ -95,7 +95,12 @@
 // ({"resource":[{"id":5}]}) unless fields or related ask for records; by-id
 // PUT, PATCH and DELETE answer with the record. PUT resets the fields a
 // record leaves out to their defaults (NULL when none); PATCH merges.
-// Unknown fields in records are ignored; relation members are not written.
+// Unknown fields in records are ignored. A member named after a relation
+// ({ref}_by_{fk}, {child}_by_{fk}, {ref}_by_{junction}) writes the related
+// records in the same transaction as the record (nested.go): under
+// rollback=true a failing related record undoes the whole batch, otherwise
+// its record with it. allow_related_delete=true lets a released child whose
+// foreign key cannot be null be deleted.
 //
 // # Decisions where the spec and DreamFactory are silent or differ
 //

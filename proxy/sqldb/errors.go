@@ -34,7 +34,8 @@ func (b *Backend) dbError(err error) error {
 		return ae
 	}
 	if errors.Is(err, context.Canceled) {
-		return apierr.Unavailable("The request was cancelled.").WithCause(err)
+		// The client went away (or the instance is stopping): logged as 499.
+		return apierr.ClientClosed(err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return apierr.GatewayTimeout("The database did not answer in time.").WithCause(err)

@@ -39,6 +39,9 @@ type options struct {
 	rollback     bool
 	force        bool
 	asList       bool
+	// allowRelatedDelete lets a nested write delete related records it
+	// releases whose foreign key cannot be null.
+	allowRelatedDelete bool
 
 	// rel holds per-relation options ({rel}.fields, {rel}.order,
 	// {rel}.limit), keyed by the lowercased relation name.
@@ -78,6 +81,8 @@ var aliases = map[string]string{
 	"rollback":      "rollback",
 	"force":         "force",
 	"as_list":       "as_list",
+
+	"allow_related_delete": "allow_related_delete",
 }
 
 // maxBodyRecords caps the records of one batch.
@@ -198,14 +203,16 @@ func (o *options) apply(params map[string]any, maxRecords int) error {
 				errs = append(errs, err.Error())
 				continue
 			}
-			if name == "limit" {
+			if name == "limit" && n < 0 {
+				errs = append(errs, "limit must not be negative")
+			} else if name == "limit" {
 				o.limit = n
 			} else if n < 0 {
 				errs = append(errs, "offset must not be negative")
 			} else {
 				o.offset = n
 			}
-		case "include_count", "count_only", "continue", "rollback", "force", "as_list":
+		case "include_count", "count_only", "continue", "rollback", "force", "as_list", "allow_related_delete":
 			b, err := boolean(name, raw)
 			if err != nil {
 				errs = append(errs, err.Error())
@@ -224,6 +231,8 @@ func (o *options) apply(params map[string]any, maxRecords int) error {
 				o.force = b
 			case "as_list":
 				o.asList = b
+			case "allow_related_delete":
+				o.allowRelatedDelete = b
 			}
 		case "ids":
 			ids, err := idList(raw)

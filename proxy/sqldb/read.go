@@ -17,6 +17,15 @@ import (
 // writes to the client.
 const flushSize = 32 << 10
 
+// holdSize is how much of a page is read from the database before anything
+// is written to the client. A page that fits is read whole and its
+// database connection released before the first write, so a client that
+// does not read holds no connection; a larger page streams, and the
+// pipeline's write deadline cuts a client that stops reading. It bounds a
+// read's buffer, so the memory of reads in flight is at most
+// holdSize × requests in flight.
+const holdSize = 1 << 20
+
 // selection is the column list of a read: the visible columns the client
 // asked for, then hidden ones the backend needs (keys, relation fields).
 type selection struct {
@@ -281,14 +290,16 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 	return q.stream(w, rr, o.limit, meta)
 }
 
-// stream writes the rows of rr as {"resource":[…]} followed by meta,
-// flushing every flushSize bytes. An error before anything was written is
+// stream writes the rows of rr as {"resource":[…]} followed by meta. It
+// holds up to holdSize bytes before the first write, then flushes every
+// flushSize bytes. An error before anything was written is
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
 func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta func(int) []byte) error {
 	buf := make([]byte, 0, flushSize+4096)
 	buf = append(buf, `{"resource":[`...)
 	started := false
+	defer rr.Close() // released before the last write
 	n := 0
 	for {
 		ok, err := rr.Next()
@@ -312,7 +323,7 @@ func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta 
 			buf = append(buf, ',')
 		}
 		buf = rr.AppendObject(buf)
-		if len(buf) >= flushSize {
+		if started && len(buf) >= flushSize || len(buf) >= holdSize {
 			if !started {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
@@ -323,6 +334,9 @@ func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta 
 			}
 			buf = buf[:0]
 		}
+	}
+	if err := rr.Close(); err != nil && !started {
+		return q.b.dbError(err)
 	}
 	buf = append(buf, ']')
 	buf = append(buf, meta(n)...)

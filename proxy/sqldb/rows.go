@@ -15,6 +15,7 @@ import (
 // after them are read for the backend's own use (keys of related records).
 type rowReader struct {
 	rj      *rowjson.Rows
+	rows    *sql.Rows
 	visible int
 	ncols   int
 }
@@ -29,8 +30,12 @@ func newRowReader(kind dialects.Kind, rows *sql.Rows, visible int, table *dialec
 	if visible < 0 || visible > n {
 		visible = n
 	}
-	return &rowReader{rj: rj, visible: visible, ncols: n}, nil
+	return &rowReader{rj: rj, rows: rows, visible: visible, ncols: n}, nil
 }
+
+// Close releases the rows and their database connection; it may be called
+// more than once.
+func (r *rowReader) Close() error { return r.rows.Close() }
 
 // Next advances to the next row and reads it.
 func (r *rowReader) Next() (bool, error) {

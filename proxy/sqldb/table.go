@@ -31,6 +31,9 @@ type tableReq struct {
 	// rowCond is the grant's row condition, compiled; empty for none.
 	rowCond     string
 	rowCondArgs []any
+	// nest is how deep in a nested related write this request is (0 for
+	// the client's own request).
+	nest int
 }
 
 // serveTable handles _table, _table/{table} and _table/{table}/{id}.

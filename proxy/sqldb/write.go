@@ -280,8 +280,19 @@ func (q *tableReq) create(ctx context.Context, w http.ResponseWriter) error {
 	return q.writeKeys(ctx, w, res, false)
 }
 
-// insert writes one record and returns its key.
+// insert writes one record and returns its key. Related records the
+// record carries are written with it (nested.go).
 func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*dialects.Column) ([]any, error) {
+	pre, post, err := q.relatedMembers(rec)
+	if err != nil {
+		return nil, err
+	}
+	if len(pre) > 0 {
+		rec = copyRecord(rec)
+		if err := q.writeBelongsTo(ctx, tx, rec, pre); err != nil {
+			return nil, err
+		}
+	}
 	vals, err := q.recordValues(rec, true, nil)
 	if err != nil {
 		return nil, err
@@ -368,6 +379,11 @@ func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*d
 			return nil, err
 		}
 	}
+	if len(post) > 0 {
+		if err := q.writeChildren(ctx, tx, cols, key, rec, post); err != nil {
+			return nil, err
+		}
+	}
 	if len(cols) == 0 {
 		return nil, nil
 	}
@@ -429,6 +445,16 @@ func (q *tableReq) defaultValue(c *dialects.Column) any {
 // updateOne changes the record with key: the record's fields (merge), or
 // every writable field, left-out ones reset to their defaults (replace).
 func (q *tableReq) updateOne(ctx context.Context, tx bun.IDB, cols []*dialects.Column, key []any, rec record, replace bool) ([]any, error) {
+	pre, post, err := q.relatedMembers(rec)
+	if err != nil {
+		return nil, err
+	}
+	if len(pre) > 0 {
+		rec = copyRecord(rec)
+		if err := q.writeBelongsTo(ctx, tx, rec, pre); err != nil {
+			return nil, err
+		}
+	}
 	vals, err := q.recordValues(rec, false, cols)
 	if err != nil {
 		return nil, err
@@ -485,13 +511,18 @@ func (q *tableReq) updateOne(ctx context.Context, tx bun.IDB, cols []*dialects.C
 				for i, c := range cols {
 					full[c.Name] = key[i]
 				}
-				return q.insert(ctx, tx, full, cols)
+				return q.insert(ctx, tx, full, cols) // writes the children too
 			}
 			return nil, apierr.NotFound("Record with identifier '%s' not found.", keyText(key))
 		}
 	}
 	if q.rowCond != "" {
 		if err := q.checkRowCond(ctx, tx, cols, key); err != nil {
+			return nil, err
+		}
+	}
+	if len(post) > 0 {
+		if err := q.writeChildren(ctx, tx, cols, key, rec, post); err != nil {
 			return nil, err
 		}
 	}

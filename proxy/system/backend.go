@@ -183,6 +183,7 @@ func register[T any](b *Backend, t *table[T]) *table[T] {
 
 // build defines the resources and the routes.
 func (b *Backend) build() {
+	b.models["limit_cache"] = limitCacheModel{b}
 	b.serviceT = register(b, b.serviceTable())
 	b.appT = register(b, b.appTable())
 	b.roleT = register(b, b.roleTable())

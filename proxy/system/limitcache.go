@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/julienschmidt/httprouter"
+	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -112,13 +114,7 @@ func (b *Backend) serveLimitCache(w http.ResponseWriter, r *http.Request, ps htt
 		if len(want) > 0 && !want[c.LimitID] {
 			continue
 		}
-		l := byID[c.LimitID]
-		o := object{{"id", c.LimitID}, {"name", l.Name}, {"key", l.KeyText}, {"max", c.Max},
-			{"attempts", c.Attempts}, {"remaining", c.Remaining}, {"reset", c.Reset}}
-		if limiter.Type(l.Type).EachUser() {
-			o.set("user_id", c.UserID)
-		}
-		list = append(list, o)
+		list = append(list, counterObject(byID[c.LimitID], c))
 	}
 	if ps.ByName("id") != "" {
 		if len(list) == 0 {
@@ -148,4 +144,83 @@ func (b *Backend) counterUsers(ctx context.Context, p *params) ([]int64, error) 
 		return nil, dbError(err)
 	}
 	return ids, nil
+}
+
+// counterObject is one counter as limit_cache shows it.
+func counterObject(l *store.Limit, c limiter.Counter) object {
+	o := object{{"id", c.LimitID}, {"name", l.Name}, {"key", l.KeyText}, {"max", c.Max},
+		{"attempts", c.Attempts}, {"remaining", c.Remaining}, {"reset", c.Reset}}
+	if limiter.Type(l.Type).EachUser() {
+		o.set("user_id", c.UserID)
+	}
+	return o
+}
+
+// limitCacheModel is limit_cache as the target of a limit's relation
+// limit_cache_by_limit_id (DreamFactory's name): each limit's counters, as
+// GET /limit_cache lists them. It is read-only.
+type limitCacheModel struct{ b *Backend }
+
+var _ documented = limitCacheModel{}
+
+func (limitCacheModel) resourceName() string         { return "limit_cache" }
+func (limitCacheModel) keyColumn() string            { return "id" }
+func (limitCacheModel) tableName() string            { return "" }
+func (limitCacheModel) column(string) (*field, bool) { return nil, false }
+func (limitCacheModel) upserts() bool                { return false }
+func (limitCacheModel) prepareNested(*writer, string, int64, fields, *problems) (func(int64) error, error) {
+	return nil, apierr.BadRequest("Limit counters cannot be written through a limit; reset them with DELETE /system/limit_cache.")
+}
+
+// readWhere reads the counters of the limits whose ids are values.
+func (m limitCacheModel) readWhere(ctx context.Context, _ bun.IDB, _ string, values []any) ([]keyed, error) {
+	e, recs, err := m.b.limitEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := map[int64]bool{}
+	for _, v := range values {
+		switch n := v.(type) {
+		case int64:
+			want[n] = true
+		case *int64:
+			if n != nil {
+				want[*n] = true
+			}
+		}
+	}
+	byID := make(map[int64]*store.Limit, len(recs))
+	for _, l := range recs {
+		byID[l.ID] = l
+	}
+	users, err := m.b.counterUsers(ctx, newParams(nil))
+	if err != nil {
+		return nil, err
+	}
+	counters, err := e.Counters(ctx, users)
+	if err != nil {
+		return nil, apierr.Unavailable("Reading the limit counters failed.").WithCause(err)
+	}
+	var out []keyed
+	for _, c := range counters {
+		if want[c.LimitID] && byID[c.LimitID] != nil {
+			out = append(out, keyed{by: c.LimitID, obj: counterObject(byID[c.LimitID], c)})
+		}
+	}
+	return out, nil
+}
+
+// docSchema describes one counter.
+func (limitCacheModel) docSchema(func(string) *openapi3.SchemaRef) *openapi3.Schema {
+	s := openapi3.NewObjectSchema().
+		WithProperty("id", openapi3.NewInt64Schema()).
+		WithProperty("name", openapi3.NewStringSchema()).
+		WithProperty("key", openapi3.NewStringSchema()).
+		WithProperty("max", openapi3.NewInt64Schema()).
+		WithProperty("attempts", openapi3.NewInt64Schema()).
+		WithProperty("remaining", openapi3.NewInt64Schema()).
+		WithProperty("reset", openapi3.NewInt64Schema()).
+		WithProperty("user_id", openapi3.NewInt64Schema())
+	s.Description = "A limit's counter in the current window (each_user limits: one per user, with user_id)."
+	return s
 }

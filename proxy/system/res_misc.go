@@ -194,6 +194,7 @@ func (b *Backend) limitTable() *table[store.Limit] {
 			{name: "user_by_user_id", target: b.model("any_user"), fk: "user_id"},
 			{name: "role_by_role_id", target: b.model("role"), fk: "role_id"},
 			{name: "service_by_service_id", target: b.model("service"), fk: "service_id"},
+			{name: "limit_cache_by_limit_id", target: b.model("limit_cache"), many: true, fk: "limit_id"},
 		},
 		defaults: func(_ *writer, l *store.Limit) { l.IsActive = true },
 		validate: validateLimit,
