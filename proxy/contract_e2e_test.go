@@ -424,3 +424,87 @@ func BenchmarkContractEnforcement(b *testing.B) {
 	e.call(b, 200, "PATCH", sc+"data", map[string]any{"runtime_enforcement": "shape_response"})
 	b.Run("shape_response, drifted", func(b *testing.B) { get(b, "data/_table/customer") })
 }
+
+// TestSchemaContractTools runs the command-line tools' code on the system
+// database of a running instance, named by its DSN.
+func TestSchemaContractTools(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
+		e := newContractEnv(t, sys, nil)
+		dsn := sys.URL()
+		if sys.Kind == dialects.SQLite {
+			dsn = "sqlite://" + sys.Database
+		}
+		cfg := proxy.Config{SystemDB: dsn, DataDir: e.in.Config.DataDir}
+		ctx := t.Context()
+
+		var out strings.Builder
+		if err := proxy.DescribeSchema(ctx, cfg, proxy.DescribeOptions{Service: "data", Table: "customer"}, &out); err != nil {
+			t.Fatal(err)
+		}
+		lock := e.call(t, 200, "POST", sc+"data/tables/customer/lock", nil)
+		want, _ := json.Marshal(lock["schema"])
+		var got any
+		json.Unmarshal([]byte(out.String()), &got)
+		gotJSON, _ := json.Marshal(got)
+		if string(gotJSON) != string(want) {
+			t.Errorf("describe --table:\n%s\nlocked:\n%s", gotJSON, want)
+		}
+		out.Reset()
+		if err := proxy.DescribeSchema(ctx, cfg, proxy.DescribeOptions{Service: "data", Pretty: true}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.String(), "{\n    \"version\": \"1.0\",\n    \"service\": {") {
+			t.Errorf("describe: %.200s", out.String())
+		}
+		var env struct {
+			Tables []struct{ Name string } `json:"tables"`
+		}
+		json.Unmarshal([]byte(out.String()), &env)
+		if len(env.Tables) != 3 || env.Tables[0].Name != "customer" {
+			t.Errorf("tables: %+v", env.Tables)
+		}
+		if err := proxy.DescribeSchema(ctx, cfg, proxy.DescribeOptions{Service: "nosuch"}, &out); err == nil || err.Error() != "Service 'nosuch' was not found." {
+			t.Errorf("unknown service: %v", err)
+		}
+		if err := proxy.DescribeSchema(ctx, cfg, proxy.DescribeOptions{Service: "system"}, &out); err == nil || !strings.Contains(err.Error(), "SQL-only") {
+			t.Errorf("system: %v", err)
+		}
+		if err := proxy.DescribeSchema(ctx, cfg, proxy.DescribeOptions{Service: "data", Table: "nosuch"}, &out); err == nil {
+			t.Errorf("unknown table described")
+		}
+
+		// Versions 1 and 2 archived, 3 active; retention 1 set afterwards.
+		e.call(t, 200, "POST", sc+"data/tables/customer/lock?force=1", nil)
+		e.call(t, 200, "POST", sc+"data/tables/customer/lock?force=1", nil)
+		prune := func(o proxy.PruneOptions) string {
+			var b strings.Builder
+			if err := proxy.PruneSnapshots(ctx, cfg, o, &b); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		if got := prune(proxy.PruneOptions{}); got != "No services have archive_retention_count set; nothing to prune.\n" {
+			t.Errorf("nothing configured: %q", got)
+		}
+		e.call(t, 200, "PATCH", sc+"data", map[string]any{"mode": "auto", "archive_retention_count": 1})
+		if got := prune(proxy.PruneOptions{DryRun: true}); got != "  data / customer: keeping 1, would delete 1 archived version(s) (v1)\nWould delete 1 archived snapshot(s) across 1 service(s).\n" {
+			t.Errorf("dry run: %q", got)
+		}
+		if vs := e.call(t, 200, "GET", sc+"data/tables/customer/snapshots", nil)["versions"].([]any); len(vs) != 3 {
+			t.Errorf("dry run deleted: %v", vs)
+		}
+		if got := prune(proxy.PruneOptions{Service: "data"}); got != "  data / customer: keeping 1, deleting 1 archived version(s) (v1)\nDeleted 1 archived snapshot(s) across 1 service(s).\n" {
+			t.Errorf("prune: %q", got)
+		}
+		if vs := e.call(t, 200, "GET", sc+"data/tables/customer/snapshots", nil)["versions"].([]any); len(vs) != 2 {
+			t.Errorf("after prune: %v", vs)
+		}
+		if err := proxy.PruneSnapshots(ctx, cfg, proxy.PruneOptions{Service: "nosuch"}, &out); err == nil {
+			t.Errorf("unknown service pruned")
+		}
+		if err := proxy.PruneSnapshots(ctx, proxy.Config{DataDir: t.TempDir()}, proxy.PruneOptions{}, &out); err == nil ||
+			!strings.Contains(err.Error(), "no system database") {
+			t.Errorf("empty data dir: %v", err)
+		}
+	})
+}

@@ -32,6 +32,9 @@ type cli struct {
 	Serve   serveCmd   `cmd:"" help:"Serve the API."`
 	Demo    demoCmd    `cmd:"" help:"Run a throw-away instance with a sample SQLite database."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	SchemaContractsDescribe describeCmd `cmd:"" name:"schema-contracts:describe" help:"Print the canonical JSON schema of a SQL service's tables."`
+	SchemaContractsPrune    pruneCmd    `cmd:"" name:"schema-contracts:prune" help:"Delete archived schema snapshots beyond each service's archive_retention_count."`
 }
 
 func main() {

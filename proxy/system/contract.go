@@ -322,7 +322,19 @@ func (b *Backend) contractService(w http.ResponseWriter, r *http.Request, ps htt
 }
 
 // serviceStatus is the service-level status object.
-func (b *Backend) serviceStatus(ctx context.Context, ct *contractTarget) (map[string]any, error) {
+type serviceStatus struct {
+	Service               string         `json:"service"`
+	Mode                  string         `json:"mode"`
+	RuntimeEnforcement    string         `json:"runtime_enforcement"`
+	ArchiveRetentionCount *int           `json:"archive_retention_count"`
+	Enabled               bool           `json:"enabled"`
+	SnapshotCounts        snapshotCounts `json:"snapshot_counts"`
+	LatestPromotion       any            `json:"latest_promotion"`
+	Drift                 *driftSummary  `json:"drift"`
+	DescribeError         *string        `json:"describe_error,omitempty"`
+}
+
+func (b *Backend) serviceStatus(ctx context.Context, ct *contractTarget) (*serviceStatus, error) {
 	settings, err := b.contractSettings(ctx, ct)
 	if err != nil {
 		return nil, err
@@ -331,19 +343,12 @@ func (b *Backend) serviceStatus(ctx context.Context, ct *contractTarget) (map[st
 	if err != nil {
 		return nil, apierr.Internal(err)
 	}
-	out := map[string]any{
-		"service":                 ct.svc.Name,
-		"mode":                    modeOf(settings),
-		"runtime_enforcement":     store.EnforcementOff,
-		"archive_retention_count": nil,
-		"enabled":                 true,
-		"snapshot_counts":         countSnapshots(list),
-		"latest_promotion":        nil,
-	}
+	out := &serviceStatus{Service: ct.svc.Name, Mode: modeOf(settings), RuntimeEnforcement: store.EnforcementOff,
+		Enabled: true, SnapshotCounts: countSnapshots(list)}
 	if settings != nil {
-		out["runtime_enforcement"] = settings.RuntimeEnforcement
-		out["archive_retention_count"] = settings.ArchiveRetentionCount
-		out["enabled"] = settings.Enabled
+		out.RuntimeEnforcement = settings.RuntimeEnforcement
+		out.ArchiveRetentionCount = settings.ArchiveRetentionCount
+		out.Enabled = settings.Enabled
 	}
 	var latest *store.SchemaSnapshot
 	for _, s := range list {
@@ -353,19 +358,21 @@ func (b *Backend) serviceStatus(ctx context.Context, ct *contractTarget) (map[st
 		}
 	}
 	if latest != nil {
-		out["latest_promotion"] = map[string]any{"table": latest.TableName, "version": latest.ContractVersion,
+		out.LatestPromotion = map[string]any{"table": latest.TableName, "version": latest.ContractVersion,
 			"created_date": latest.CreatedDate}
 	}
 	live, err := ct.src.ContractSchema(ctx, 0)
 	if err != nil {
-		out["drift"], out["describe_error"] = nil, apierr.As(err).Message
+		msg := apierr.As(err).Message
+		out.DescribeError = &msg
 		return out, nil
 	}
 	drifts, err := serviceDrift(activeOf(list), live)
 	if err != nil {
 		return nil, err
 	}
-	out["drift"] = summarize(drifts)
+	sum := summarize(drifts)
+	out.Drift = &sum
 	return out, nil
 }
 
@@ -470,21 +477,6 @@ func (b *Backend) patchContractSettings(r *http.Request, ct *contractTarget) err
 		}
 		if err != nil {
 			return err
-		}
-		if retentionSet && retention != nil {
-			list, err := store.Snapshots(ctx, tx, ct.svc.ID, "")
-			if err != nil {
-				return err
-			}
-			seen := map[string]bool{}
-			for _, s := range list {
-				if !seen[s.TableName] {
-					seen[s.TableName] = true
-					if _, err := store.PruneSnapshots(ctx, tx, ct.svc.ID, s.TableName, *retention, false); err != nil {
-						return err
-					}
-				}
-			}
 		}
 		return store.Touch(ctx, tx)
 	})
