@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"syscall"
 	"time"
@@ -38,6 +39,9 @@ func (c demoCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	if err := seedDemoFiles(dir); err != nil {
+		return err
+	}
 	return serve(ctx, cfg, c.Addr, shutdown{wait: 10 * time.Second}, func(a net.Addr) {
 		base := "http://" + a.String() + "/api/v2"
 		fmt.Printf(`
@@ -49,6 +53,8 @@ Portcullis demo (data in %s, deleted on exit)
   demo API key:    %s   (app "demo": every verb on the sample database "db")
 
 API docs (paste a key, pick a service, try a call): http://%s/api/docs/
+Files service "files":     %s/storage (GET /api/v2/files/ with the admin key and a session)
+E-mail service "email":    writes each message as an .eml file in %s/storage/email
 
 Try:
 
@@ -56,6 +62,19 @@ Try:
   curl -s -H "X-Platform-API-Key: %s" '%s/db/_table/orders?filter=status%%3D%%27shipped%%27&related=customer_by_customer_id'
   curl -s -X POST -H "X-Platform-API-Key: %s" -H 'Content-Type: application/json' -d '{"email":"%s","password":"%s"}' '%s/system/admin/session'
 
-`, dir, email, password, res.AdminAPIKey, key, a.String(), key, base, key, base, res.AdminAPIKey, email, password, base)
+`, dir, email, password, res.AdminAPIKey, key, a.String(), dir, dir, key, base, key, base, res.AdminAPIKey, email, password, base)
 	})
+}
+
+// seedDemoFiles puts a first file in the files service's root.
+func seedDemoFiles(dir string) error {
+	root := filepath.Join(dir, "storage")
+	if err := os.MkdirAll(filepath.Join(root, "email"), 0o755); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	text := "Welcome to Portcullis.\nThis file is served by the files service: GET /api/v2/files/welcome.txt\n"
+	if err := os.WriteFile(filepath.Join(root, "welcome.txt"), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
 }

@@ -1,14 +1,13 @@
 package files
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // LocalConfig is the configuration of a local_file service.
@@ -30,7 +29,7 @@ var forbiddenRoots = []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/lib
 func ParseLocalConfig(raw json.RawMessage) (LocalConfig, error) {
 	var c LocalConfig
 	var errs []error
-	if err := decodeConfig(raw, &c, []string{"container", "public_path"}); err != nil {
+	if err := service.DecodeConfig(raw, &c, []string{"container", "public_path"}); err != nil {
 		errs = append(errs, err)
 	}
 	c.Container = strings.TrimSpace(c.Container)
@@ -70,39 +69,6 @@ func (c LocalConfig) Root(dataDir string) string {
 		return filepath.Clean(c.Container)
 	}
 	return filepath.Join(dataDir, c.Container)
-}
-
-// decodeConfig decodes raw into v (an empty or null config is allowed) and
-// refuses keys outside known, naming them all.
-func decodeConfig(raw json.RawMessage, v any, known []string) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		return fmt.Errorf("config: must be a JSON object: %w", err)
-	}
-	var unknown []string
-	for k := range keys {
-		if !slices.Contains(known, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	sort.Strings(unknown)
-	var errs []error
-	if len(unknown) > 0 {
-		errs = append(errs, fmt.Errorf("config: unknown keys %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", ")))
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			errs = append(errs, fmt.Errorf("%s: expected %s", ute.Field, ute.Type))
-		} else {
-			errs = append(errs, fmt.Errorf("config: %w", err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // isAbs reports whether a container is an absolute path.

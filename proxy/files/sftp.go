@@ -21,6 +21,8 @@ import (
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // SFTPConfig is the configuration of an sftp_file service, with
@@ -50,7 +52,7 @@ type SFTPConfig struct {
 func ParseSFTPConfig(raw json.RawMessage) (SFTPConfig, error) {
 	var c SFTPConfig
 	var errs []error
-	if err := decodeConfig(raw, &c, []string{"host", "port", "username", "password", "private_key", "host_fingerprint", "timeout", "container", "public_path"}); err != nil {
+	if err := service.DecodeConfig(raw, &c, []string{"host", "port", "username", "password", "private_key", "host_fingerprint", "timeout", "container", "public_path"}); err != nil {
 		errs = append(errs, err)
 	}
 	if strings.TrimSpace(c.Host) == "" {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/studio-b12/gowebdav"
+
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // WebDAVConfig is the configuration of a webdav_file service, with
@@ -47,7 +49,7 @@ type WebDAVConfig struct {
 func ParseWebDAVConfig(raw json.RawMessage) (WebDAVConfig, error) {
 	var c WebDAVConfig
 	var errs []error
-	if err := decodeConfig(raw, &c, []string{"base_uri", "username", "password", "auth_type", "timeout", "container", "public_path", "encoding", "proxy"}); err != nil {
+	if err := service.DecodeConfig(raw, &c, []string{"base_uri", "username", "password", "auth_type", "timeout", "container", "public_path", "encoding", "proxy"}); err != nil {
 		errs = append(errs, err)
 	}
 	if u, err := url.Parse(c.BaseURI); c.BaseURI == "" {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -88,6 +89,11 @@ func (s *Store) Init(ctx context.Context, opts InitOptions) (InitResult, error) 
 		if _, err := SetSettingIfAbsent(ctx, tx, SettingJWTSecret, NewSecret(32)); err != nil {
 			return err
 		}
+		templates, err := seedEmailTemplates(ctx, tx)
+		if err != nil {
+			return err
+		}
+		changed = changed || templates.created
 		for _, b := range BuiltinServices {
 			n, err := tx.NewSelect().Model((*Service)(nil)).Where("name = ?", b.Name).Count(ctx)
 			if err != nil {
@@ -96,8 +102,14 @@ func (s *Store) Init(ctx context.Context, opts InitOptions) (InitResult, error) 
 			if n > 0 {
 				continue
 			}
+			config := b.Config
+			if b.Name == "user" {
+				if config, err = userConfig(ctx, tx, config, templates); err != nil {
+					return err
+				}
+			}
 			svc := &Service{Name: b.Name, Label: b.Label, Type: b.Type, Description: b.Description,
-				Config: b.Config, IsActive: true, Mutable: b.Mutable, Deletable: b.Deletable}
+				Config: config, IsActive: true, Mutable: b.Mutable, Deletable: b.Deletable}
 			svc.CreatedDate, svc.LastModifiedDate = now(), now()
 			if _, err := tx.NewInsert().Model(svc).Exec(ctx); err != nil {
 				return fmt.Errorf("create service %s: %w", b.Name, err)
@@ -158,6 +170,91 @@ func (s *Store) Init(ctx context.Context, opts InitOptions) (InitResult, error) 
 		return InitResult{}, fmt.Errorf("store: init: %w", err)
 	}
 	return res, nil
+}
+
+// BuiltinEmailTemplates are the templates every fresh instance has; the
+// user service sends its mails with them through the built-in email
+// service.
+var BuiltinEmailTemplates = []EmailTemplate{
+	{Name: "User Invite Default", Description: "Email sent to invite new users to the platform.",
+		Subject: "[Portcullis] New User Invitation", FromName: "DO NOT REPLY", FromEmail: "no-reply@localhost",
+		BodyHTML: `<div style="padding: 10px;"><p>Hi {first_name},</p><p>You have been invited to {app_name}. ` +
+			`Go to the following link to accept the invitation and set your password:</p>` +
+			`<p><a href="{link}">{link}</a></p><p>Your confirmation code: {confirm_code}</p><p>Thanks,<br>{from_name}</p></div>`},
+	{Name: "User Registration Default", Description: "Email sent to new users to complete registration.",
+		Subject: "[Portcullis] Registration Confirmation", FromName: "DO NOT REPLY", FromEmail: "no-reply@localhost",
+		BodyHTML: `<div style="padding: 10px;"><p>Hi {first_name},</p><p>You have registered with {app_name}. ` +
+			`Go to the following link to confirm your registration and set your password:</p>` +
+			`<p><a href="{link}">{link}</a></p><p>Your confirmation code: {confirm_code}</p><p>Thanks,<br>{from_name}</p></div>`},
+	{Name: "Password Reset Default", Description: "Email sent to users following a request to reset their password.",
+		Subject: "[Portcullis] Password Reset", FromName: "DO NOT REPLY", FromEmail: "no-reply@localhost",
+		BodyHTML: `<div style="padding: 10px;"><p>Hi {first_name},</p><p>You have requested to reset your password. ` +
+			`Go to the following link and enter the code below to set a new one:</p>` +
+			`<p><a href="{link}">{link}</a></p><p>Your confirmation code: {confirm_code}</p>` +
+			`<p>If you did not ask for this, ignore this message.</p><p>Thanks,<br>{from_name}</p></div>`},
+}
+
+// seededTemplates are the ids of the built-in templates by name.
+type seededTemplates struct {
+	ids     map[string]int64
+	created bool
+}
+
+// seedEmailTemplates creates the built-in templates that are missing.
+func seedEmailTemplates(ctx context.Context, tx bun.Tx) (seededTemplates, error) {
+	res := seededTemplates{ids: map[string]int64{}}
+	for _, b := range BuiltinEmailTemplates {
+		var t EmailTemplate
+		err := tx.NewSelect().Model(&t).Where("name = ?", b.Name).Scan(ctx)
+		switch {
+		case err == nil:
+		case isNoRows(err):
+			t = b
+			t.CreatedDate, t.LastModifiedDate = now(), now()
+			if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+				return res, fmt.Errorf("create email template %s: %w", b.Name, err)
+			}
+			res.created = true
+		default:
+			return res, fmt.Errorf("look up email template %s: %w", b.Name, err)
+		}
+		res.ids[b.Name] = t.ID
+	}
+	return res, nil
+}
+
+// userConfig points a new user service's mails at the built-in email
+// service and templates: invitations and password resets are sent
+// through it. open_reg_email_service_id stays empty, so open
+// registration (off by default) gives immediate access until an
+// administrator asks for confirmation by e-mail by setting it; its
+// template id is set, ready for that.
+func userConfig(ctx context.Context, tx bun.Tx, base string, templates seededTemplates) (string, error) {
+	cfg := map[string]any{}
+	if err := json.Unmarshal([]byte(base), &cfg); err != nil {
+		return "", fmt.Errorf("user service config: %w", err)
+	}
+	var email Service
+	err := tx.NewSelect().Model(&email).Where("name = ?", "email").Scan(ctx)
+	if err != nil && !isNoRows(err) {
+		return "", fmt.Errorf("look up service email: %w", err)
+	}
+	if err == nil {
+		for _, k := range []string{"invite_email_service_id", "password_email_service_id"} {
+			cfg[k] = email.ID
+		}
+	}
+	for k, name := range map[string]string{
+		"open_reg_email_template_id": "User Registration Default",
+		"invite_email_template_id":   "User Invite Default",
+		"password_email_template_id": "Password Reset Default",
+	} {
+		if id := templates.ids[name]; id != 0 {
+			cfg[k] = id
+		}
+	}
+	out, err := json.Marshal(cfg)
+	return string(out), err
 }
 
 // NewAdmin validates and builds an administrator record with a hashed
