@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
