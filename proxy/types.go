@@ -3,6 +3,7 @@ package proxy
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/cache"
 	"github.com/portcullis-dev/portcullis/proxy/email"
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
@@ -26,6 +27,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit) []service.Type {
 	types = append(types, rws.Type{})
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
+	types = append(types, cache.Types()...)
 	types = append(types, user.NewType(user.Options{}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn}))
 	types = append(types, apidocs.Type{})
