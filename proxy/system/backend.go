@@ -336,7 +336,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	inner := new(http.Request)
-	*inner = *r
+	*inner = *withSecrets(r)
 	u := *r.URL
 	u.Path, u.RawPath = "/"+res, ""
 	inner.URL = &u
