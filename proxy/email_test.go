@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
@@ -58,7 +61,8 @@ func TestLocalEmailService(t *testing.T) {
 // 32-character code and the reset link, and the code sets a new password
 // once.
 func TestPasswordResetByEmail(t *testing.T) {
-	in := proxytest.StartSQLite(t)
+	const public = "https://api.example.com/"
+	in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) { c.PublicURL = public })
 	idAddUser(t, in, idUserEmail, idUserPassword)
 	dir := filepath.Join(in.Config.DataDir, "storage", "email")
 	codeRE := regexp.MustCompile(`Your confirmation code: ([0-9A-Z]{32})\b`)
@@ -93,7 +97,7 @@ func TestPasswordResetByEmail(t *testing.T) {
 				t.Fatalf("no 32-character code in the mail:\n%s", text)
 			}
 			code := m[1]
-			link := identity.DefaultConfirmResetURL + "?code=" + code + "&amp;email=" + url.QueryEscape(tc.email)
+			link := "https://api.example.com" + identity.DefaultConfirmResetURL + "?code=" + code + "&amp;email=" + url.QueryEscape(tc.email)
 			if !strings.Contains(text, link) {
 				t.Errorf("the mail lacks the link %s:\n%s", link, text)
 			}
@@ -103,5 +107,14 @@ func TestPasswordResetByEmail(t *testing.T) {
 			idExpect(t, "old password", in.API().Do(t, http.MethodPost, tc.session, map[string]any{"email": tc.email, "password": tc.password}), 401, "")
 			idExpect(t, "new password", in.API().Do(t, http.MethodPost, tc.session, map[string]any{"email": tc.email, "password": fresh}), 200, "")
 		})
+	}
+}
+
+func TestPublicURLValidated(t *testing.T) {
+	for url, ok := range map[string]bool{"": true, "https://api.example.com": true, "http://127.0.0.1:8080/base/": true,
+		"api.example.com": false, "ftp://x": false, "https://x/?a=b": false, "https://x/#f": false} {
+		if err := (proxy.Config{PublicURL: url}).Validate(); (err == nil) != ok {
+			t.Errorf("PublicURL %q: %v", url, err)
+		}
 	}
 }

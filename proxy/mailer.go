@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -27,6 +28,9 @@ type templateSender interface {
 // replaced e-mail service is used from its next message on.
 type registryMailer struct {
 	reg service.Registry
+	// publicURL prefixes a link that names a page of this instance
+	// (Config.PublicURL).
+	publicURL string
 }
 
 // sender finds the active e-mail service of id and its backend.
@@ -70,6 +74,9 @@ func (m registryMailer) SendMail(ctx context.Context, msg identity.Mail) error {
 		data[k] = v
 	}
 	data["to"] = msg.To
+	if link := data["link"]; strings.HasPrefix(link, "/") && m.publicURL != "" {
+		data["link"] = strings.TrimSuffix(m.publicURL, "/") + link
+	}
 	if msg.TemplateID == 0 {
 		data["subject"], data["body_text"] = msg.Subject, msg.Text
 	}
