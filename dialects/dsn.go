@@ -53,15 +53,20 @@ func (c Config) LogValue() slog.Value {
 func Redact(dsn string) string {
 	if u, err := url.Parse(dsn); err == nil && u.User != nil {
 		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "***")
-			return u.String()
+			const placeholder = "portcullisredacted"
+			u.User = url.UserPassword(u.User.Username(), placeholder)
+			return strings.Replace(u.String(), ":"+placeholder+"@", ":***@", 1)
 		}
 		return dsn
 	}
-	// user:pass@tcp(…)
-	if at := strings.LastIndex(dsn, "@"); at > 0 {
-		if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
-			return dsn[:colon+1] + "***" + dsn[at:]
+	// [mysql://]user:pass@tcp(…)
+	start := 0
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	if at := strings.LastIndex(dsn, "@"); at > start {
+		if colon := strings.Index(dsn[start:at], ":"); colon >= 0 {
+			return dsn[:start+colon+1] + "***" + dsn[at:]
 		}
 	}
 	return dsn

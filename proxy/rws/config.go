@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 )
 
 // Defaults applied by New to a zero Config field.
@@ -172,7 +174,7 @@ func (c Config) Validate() error {
 	if c.CacheMaxEntries < 0 || c.CacheMaxBytes < 0 || c.CacheMaxEntryBytes < 0 {
 		errs = append(errs, errors.New("cache bounds must not be negative"))
 	}
-	if _, err := parseAllowList(c.UpstreamAllow); err != nil {
+	if _, err := upstream.ParseAllowList(c.UpstreamAllow); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

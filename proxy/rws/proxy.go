@@ -14,19 +14,16 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 )
 
-// Transport timeouts that apply whatever the service's overall timeout.
-const (
-	dialTimeout     = 10 * time.Second
-	tlsTimeout      = 10 * time.Second
-	idleConnTimeout = 90 * time.Second
-)
+// NotAllowedError is returned when the upstream allow list forbids the
+// address a service points at; the proxy answers it with 502.
+type NotAllowedError = upstream.NotAllowedError
 
 // Proxy forwards requests to one remote HTTP service. It is an
 // http.Handler usable alone (in front of any URL) or as the backend of an
@@ -50,7 +47,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	cfg = cfg.withDefaults()
 	base, _ := parseBaseURL(cfg.BaseURL)
-	allow, _ := parseAllowList(cfg.UpstreamAllow)
+	allow, _ := upstream.ParseAllowList(cfg.UpstreamAllow)
 	p := &Proxy{cfg: cfg, base: base, configured: http.Header{}}
 	if u := base.User; u != nil {
 		pw, _ := u.Password()
@@ -68,23 +65,9 @@ func New(cfg Config) (*Proxy, error) {
 		p.lookups = p.lookups || strings.Contains(q.Value, "{")
 	}
 
-	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		DialContext:           guardedDial(allow, dialer, net.DefaultResolver),
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   tlsTimeout,
-		IdleConnTimeout:       idleConnTimeout,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
-		ExpectContinueTimeout: time.Second,
-	}
+	tr := allow.Transport()
 	if cfg.Timeout > 0 {
 		tr.ResponseHeaderTimeout = cfg.Timeout
-	}
-	if allow.empty() {
-		// With an allow list the proxy must see the real destination, so
-		// environment proxies are used only without one.
-		tr.Proxy = http.ProxyFromEnvironment
 	}
 	p.transport = tr
 	if cfg.CacheEnabled {
@@ -518,7 +501,7 @@ const statusClientClosed = 499
 func (p *Proxy) classify(err error, ctx, parent context.Context) *apierr.Error {
 	name := p.cfg.Name
 	var mbe *http.MaxBytesError
-	var na *NotAllowedError
+	var na *upstream.NotAllowedError
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {

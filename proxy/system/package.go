@@ -292,12 +292,14 @@ func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, descript
 	// Services, with credentials removed from their configuration.
 	svcOut := []object{}
 	for _, s := range services {
-		o, err := b.serviceT.encode(s)
+		o, err := b.serviceT.encode(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		o = strip(o, append([]string{"id", "mutable", "deletable"}, auditNames...)...)
-		if !secrets {
+		if secrets {
+			o.set("config", s.ConfigJSON())
+		} else {
 			o.set("config", redactConfig(s.ConfigJSON(), "service."+s.Name+".config", &redacted))
 		}
 		svcOut = append(svcOut, o)
@@ -415,7 +417,7 @@ func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, descript
 	}
 	limOut := []object{}
 	for _, l := range limits {
-		o, err := b.limitT.encode(l)
+		o, err := b.limitT.encode(ctx, l)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +450,7 @@ func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, descript
 	}
 	scriptOut := []object{}
 	for _, s := range scripts {
-		o, err := b.scriptT.encode(s)
+		o, err := b.scriptT.encode(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -493,7 +495,7 @@ func exportAll[T any](ctx context.Context, db bun.IDB, t *table[T], drop ...stri
 	}
 	out := make([]object, 0, len(recs))
 	for _, r := range recs {
-		o, err := t.encode(r)
+		o, err := t.encode(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -336,7 +336,7 @@ func (b *Backend) lookupTable(global bool) *table[store.Lookup] {
 		name:   name,
 		key:    "id",
 		fields: append(fs, auditFields()...),
-		output: func(l *store.Lookup, o *object) {
+		output: func(_ context.Context, l *store.Lookup, o *object) {
 			if l.Private {
 				o.set("value", lookupMask)
 			}

@@ -2,6 +2,7 @@ package system
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -45,7 +46,7 @@ func configCodec() fieldOpt {
 			if err := json.Compact(&b, val); err != nil {
 				return fmt.Errorf("key %s is not valid JSON", k)
 			}
-			cur[k] = json.RawMessage(b.Bytes())
+			cur[k] = keepMasked(k, json.RawMessage(b.Bytes()), cur[k])
 		}
 		out, err := json.Marshal(cur)
 		if err != nil {
@@ -78,9 +79,16 @@ func (b *Backend) serviceTable() *table[store.Service] {
 		defaults: func(_ *writer, s *store.Service) {
 			s.IsActive, s.Mutable, s.Deletable, s.Config = true, true, true, "{}"
 		},
-		output: func(s *store.Service, o *object) {
+		output: func(ctx context.Context, s *store.Service, o *object) {
 			o.set("mutable", s.Mutable && !builtinLocked(s))
 			o.set("deletable", s.Deletable && !builtinLocked(s))
+			if !revealSecrets(ctx) {
+				if v, ok := o.get("config"); ok {
+					if raw, ok := v.(json.RawMessage); ok {
+						o.set("config", maskConfig(raw))
+					}
+				}
+			}
 		},
 		validate:     b.validateService,
 		beforeDelete: b.beforeDeleteService,

@@ -121,7 +121,7 @@ type table[T any] struct {
 	// afterDelete runs in the transaction after a delete.
 	afterDelete func(w *writer, rec *T) error
 	// output adjusts a record's encoding (masking private values).
-	output func(rec *T, o *object)
+	output func(ctx context.Context, rec *T, o *object)
 	// http holds the per-resource HTTP variations.
 	http tableHTTP[T]
 	// defaulted are the columns with an SQL default that is not their Go
@@ -234,7 +234,7 @@ func (t *table[T]) load(ctx context.Context, db bun.IDB, key any) (*T, error) {
 }
 
 // encode renders rec with its readable fields.
-func (t *table[T]) encode(rec *T) (object, error) {
+func (t *table[T]) encode(ctx context.Context, rec *T) (object, error) {
 	o := make(object, 0, len(t.fields))
 	rv := reflect.ValueOf(rec).Elem()
 	for _, f := range t.fields {
@@ -256,7 +256,7 @@ func (t *table[T]) encode(rec *T) (object, error) {
 		o = append(o, member{f.name, v})
 	}
 	if t.output != nil {
-		t.output(rec, &o)
+		t.output(ctx, rec, &o)
 	}
 	return o, nil
 }
@@ -320,7 +320,7 @@ func appendUnique(list []string, s string) []string {
 func (t *table[T]) render(ctx context.Context, db bun.IDB, recs []*T, s shape) ([]object, error) {
 	out := make([]object, len(recs))
 	for i, rec := range recs {
-		o, err := t.encode(rec)
+		o, err := t.encode(ctx, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -447,7 +447,7 @@ func (t *table[T]) readWhere(ctx context.Context, db bun.IDB, column string, val
 	}
 	out := make([]keyed, 0, len(recs))
 	for _, rec := range recs {
-		o, err := t.encode(rec)
+		o, err := t.encode(ctx, rec)
 		if err != nil {
 			return nil, err
 		}

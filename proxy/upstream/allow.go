@@ -1,4 +1,4 @@
-package rws
+package upstream
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 	"strings"
 )
 
-// allowList is a parsed UpstreamAllow: networks and host-name patterns.
-// The zero allowList allows everything.
-type allowList struct {
+// AllowList is a parsed UpstreamAllow: networks and host-name patterns.
+// The zero AllowList allows everything.
+type AllowList struct {
 	nets  []netip.Prefix
 	hosts []string // lower case; "*.example.com" matches below example.com
 }
 
-func (a allowList) empty() bool { return len(a.nets) == 0 && len(a.hosts) == 0 }
+// Empty reports whether the list allows everything (no entries).
+func (a AllowList) Empty() bool { return len(a.nets) == 0 && len(a.hosts) == 0 }
 
-// parseAllowList reads entries: a CIDR ("10.0.0.0/8"), an IP address
+// ParseAllowList reads entries: a CIDR ("10.0.0.0/8"), an IP address
 // ("127.0.0.1", "::1"), a host name ("api.example.com") or a wildcard
 // ("*.example.com"). It reports every bad entry at once.
-func parseAllowList(entries []string) (allowList, error) {
-	var a allowList
+func ParseAllowList(entries []string) (AllowList, error) {
+	var a AllowList
 	var errs []error
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -67,8 +68,8 @@ func validHostPattern(h string) bool {
 	return true
 }
 
-// hostAllowed reports whether a host name matches a host entry.
-func (a allowList) hostAllowed(host string) bool {
+// HostAllowed reports whether a host name matches a host entry.
+func (a AllowList) HostAllowed(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, h := range a.hosts {
 		if suffix, ok := strings.CutPrefix(h, "*"); ok {
@@ -84,8 +85,8 @@ func (a allowList) hostAllowed(host string) bool {
 	return false
 }
 
-// ipAllowed reports whether ip is inside a network entry.
-func (a allowList) ipAllowed(ip netip.Addr) bool {
+// IPAllowed reports whether ip is inside a network entry.
+func (a AllowList) IPAllowed(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	for _, p := range a.nets {
 		if p.Contains(ip) {
@@ -111,19 +112,27 @@ func (e *NotAllowedError) Error() string {
 	return fmt.Sprintf("upstream %s (%v) is not in the upstream allow list", e.Host, e.Addrs)
 }
 
-// resolver is what the guarded dialer needs of a DNS resolver.
-type resolver interface {
+// Resolver is what the guarded dialer needs of a DNS resolver.
+type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// guardedDial returns a DialContext that enforces a on the address it
+// DialFunc is the shape of net.Dialer.DialContext and http.Transport's
+// DialContext field.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dial returns a DialContext that enforces a on the address it
 // actually connects to. A host named by a host entry is dialled as usual
 // (its DNS is trusted); any other host is resolved here, once, and only
 // its allowed addresses are dialled, so a DNS answer that changes between
 // a check and the connection (DNS rebinding) cannot reach a forbidden
 // address.
-func guardedDial(a allowList, d *net.Dialer, res resolver) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if a.empty() {
+// A nil res means net.DefaultResolver.
+func (a AllowList) Dial(d *net.Dialer, res Resolver) DialFunc {
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	if a.Empty() {
 		return d.DialContext
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -131,7 +140,7 @@ func guardedDial(a allowList, d *net.Dialer, res resolver) func(ctx context.Cont
 		if err != nil {
 			return nil, err
 		}
-		if a.hostAllowed(host) {
+		if a.HostAllowed(host) {
 			return d.DialContext(ctx, network, addr)
 		}
 		var ips []netip.Addr
@@ -145,7 +154,7 @@ func guardedDial(a allowList, d *net.Dialer, res resolver) func(ctx context.Cont
 		}
 		var allowed []netip.Addr
 		for _, ip := range ips {
-			if a.ipAllowed(ip) {
+			if a.IPAllowed(ip) {
 				allowed = append(allowed, ip)
 			}
 		}
