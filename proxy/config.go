@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -74,6 +75,12 @@ type Config struct {
 	// UpstreamAllow restricts the addresses remote services (rws, soap,
 	// mcp) may reach: CIDRs and host names. Empty allows all.
 	UpstreamAllow []string
+	// PublicURL is where clients reach this instance
+	// (https://api.example.com); links in mails (password reset,
+	// registration) that name a page of the instance start with it. Empty:
+	// such links stay relative. Never taken from a request's Host header,
+	// which a client chooses.
+	PublicURL string
 	// ContractMaxAge is how old a schema may be when a write is checked
 	// under strict schema-contract enforcement; default one second.
 	ContractMaxAge time.Duration
@@ -104,6 +111,11 @@ func (c Config) Validate() error {
 	}
 	if c.ReloadInterval < 0 {
 		errs = append(errs, errors.New("reload interval must not be negative"))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("public URL %q must be an http(s) URL with a host and no query", c.PublicURL))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -500,8 +500,9 @@ func TestPasswordResetAndSecretsInLogs(t *testing.T) {
 	})
 }
 
-// TestResetWithoutEmailService: with no e-mail service able to send, a
-// reset is refused as DreamFactory does and logged without a code.
+// TestResetWithoutEmailService: with no e-mail service able to send (the
+// built-in one switched off), a reset is refused as DreamFactory does and
+// logged without a code.
 func TestResetWithoutEmailService(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
@@ -509,6 +510,8 @@ func TestResetWithoutEmailService(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})
 	idAddUser(t, in, idUserEmail, idUserPassword)
+	idExpect(t, "switch the email service off", in.Admin(t).Do(t, "PATCH", "/api/v2/system/service?filter=name%3Demail",
+		map[string]any{"is_active": false}), 200, "")
 	for _, email := range []string{idUserEmail, "nobody@example.com"} {
 		idExpect(t, "reset "+email, in.API().Do(t, "POST", "/api/v2/user/password?reset=true", map[string]any{"email": email}),
 			500, identity.MsgNoResetChannel)

@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 
 	s.types = map[string]service.Type{}
 	s.audit = newAudit(s.metrics)
-	for _, t := range append(defaultTypes(s.limitStore, s.audit), o.types...) {
+	for _, t := range append(defaultTypes(s.limitStore, s.audit, registryMailer{reg: s, publicURL: cfg.PublicURL}), o.types...) {
 		s.types[t.Info().Name] = t
 	}
 	seen := map[string]bool{}

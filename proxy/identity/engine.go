@@ -70,6 +70,14 @@ type Options struct {
 	// (the user service's password_email_service_id); nil lets the
 	// mailer choose.
 	PasswordEmailServiceID *int64
+	// PasswordEmailTemplateID names the template of reset mails
+	// (password_email_template_id); nil sends a plain message.
+	PasswordEmailTemplateID *int64
+	// ConfirmResetURL and ConfirmRegisterURL are the pages the links of
+	// reset and confirmation mails open, with code, email and username
+	// added to the query; empty means DefaultConfirmResetURL and
+	// DefaultConfirmRegisterURL.
+	ConfirmResetURL, ConfirmRegisterURL string
 	// Registration configures open registration (user service only).
 	Registration Registration
 }
@@ -85,6 +93,9 @@ type Registration struct {
 	// code the user must present before signing in
 	// (open_reg_email_service_id).
 	EmailServiceID *int64
+	// EmailTemplateID names the confirmation mail's template
+	// (open_reg_email_template_id); nil sends a plain message.
+	EmailTemplateID *int64
 }
 
 // Engine checks credentials, issues, verifies and revokes session tokens,
@@ -130,6 +141,12 @@ func New(st *store.Store, opts Options) (*Engine, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.ConfirmResetURL == "" {
+		opts.ConfirmResetURL = DefaultConfirmResetURL
+	}
+	if opts.ConfirmRegisterURL == "" {
+		opts.ConfirmRegisterURL = DefaultConfirmRegisterURL
 	}
 	log := opts.Logger
 	if log == nil {

@@ -111,7 +111,10 @@ func (s *Engine) Register(ctx context.Context, rr RegisterRequest) (*Answer, err
 			Subject: "Confirm your registration",
 			Text: fmt.Sprintf("Hello %s,\n\nUse this code to confirm your registration: %s\nIt expires in %d hours.\n",
 				displayName(u), code, int64(ConfirmCodeTTL/time.Hour)),
-			Data: mailData(u, code),
+			Data: mailData(u, code, "Registration Confirmation", confirmLink(s.opts.ConfirmRegisterURL, u, code)),
+		}
+		if reg.EmailTemplateID != nil {
+			m.TemplateID = *reg.EmailTemplateID
 		}
 		if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
 			// Undo, so that the address can register again.
