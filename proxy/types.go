@@ -3,6 +3,7 @@ package proxy
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/cache"
 	"github.com/portcullis-dev/portcullis/proxy/email"
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
@@ -28,6 +29,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	types = append(types, rws.Type{})
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
+	types = append(types, cache.Types()...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})
