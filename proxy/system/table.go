@@ -715,19 +715,6 @@ func (t *table[T]) save(w *writer, rec, old *T) error {
 	return nil
 }
 
-// remove deletes the record with key; its nested records and limits go
-// with it (foreign keys cascade).
-func (t *table[T]) remove(w *writer, key any) (*T, error) {
-	rec, err := t.load(w.ctx, w.tx, key)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.delete(w, rec); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
-
 func (t *table[T]) delete(w *writer, rec *T) error {
 	if t.beforeDelete != nil {
 		if err := t.beforeDelete(w, rec); err != nil {
