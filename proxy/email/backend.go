@@ -287,7 +287,7 @@ func Document() *openapi3.T {
 		WithProperty("subject", str()).WithProperty("body_text", str()).WithProperty("body_html", str()).
 		WithProperty("from_name", str()).WithProperty("from_email", str()).
 		WithProperty("reply_to_name", str()).WithProperty("reply_to_email", str())
-	body.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.BoolPtr(true)}
+	body.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(true)}
 	doc.Components.Schemas["EmailRequest"] = openapi3.NewSchemaRef("", body)
 	count := openapi3.NewObjectSchema().WithProperty("count", service.Describe(openapi3.NewIntegerSchema(), "Recipients the message was sent to."))
 	count.Required = []string{"count"}

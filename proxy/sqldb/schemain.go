@@ -98,11 +98,6 @@ func (r *fieldReader) addf(format string, args ...any) {
 }
 
 // given reports whether key was sent with a value other than null.
-func (r *fieldReader) given(key string) bool {
-	v, ok := r.f.keys[key]
-	return ok && v != nil
-}
-
 func (r *fieldReader) str(key string, dst *string) {
 	v, ok := r.f.keys[key]
 	if !ok || v == nil {

@@ -67,10 +67,6 @@ func TestInfo(t *testing.T) {
 	}
 }
 
-type closer struct{}
-
-func (closer) Close() error { return nil }
-
 func TestBackendRoutes(t *testing.T) {
 	st, err := store.OpenConfig(t.Context(), dbtest.Fresh(t, dialects.SQLite))
 	if err != nil {
