@@ -23,6 +23,14 @@ const (
 	MsgNoTarget = "Access check failed: the request names no service."
 	// MsgCheckFailed answers a request whose check failed inside the engine.
 	MsgCheckFailed = "Access check failed."
+	// MsgNoSession answers, with 401, a caller with neither a role nor a
+	// session (an API key whose app has no default role): a session token
+	// is what it lacks. DreamFactory answers 403 "Role not found", which
+	// its admin UI takes for a dead end instead of showing its login form.
+	MsgNoSession = "No session token (JWT) provided. Please provide a valid JWT using X-Platform-Session-Token request header or 'session_token' url query parameter."
+	// MsgSpecNotGranted starts the 403 for GET {service}/_spec by a role
+	// with no entry for '_spec' or '*' on that service.
+	MsgSpecNotGranted = "Access Forbidden: spec endpoint not granted."
 )
 
 // TypeSystem, TypeUser and TypeAPIDocs are the service types the stage
@@ -161,6 +169,9 @@ func unrestricted(ctx context.Context) context.Context {
 // lookups filled in, or the refusal.
 func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Target) (*caller.Grant, error) {
 	a := s.opts.Policy()
+	if id.RoleID == 0 && id.UserID == 0 && !id.FromScript() {
+		return nil, apierr.Unauthorized(MsgNoSession)
+	}
 	if a == nil || id.RoleID == 0 {
 		return nil, apierr.Forbidden(policy.MsgRoleNotFound)
 	}
@@ -178,6 +189,10 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 	case policy.ReasonDenied:
 		if fallback(a, id, t) {
 			return nil, nil
+		}
+		if t.Verb == http.MethodGet && policy.NormalizeComponent(t.Resource) == "_spec" {
+			return nil, apierr.Forbidden("%s GET access to component '_spec' of service '%s' needs a role entry for '_spec' or '*' on that service.",
+				MsgSpecNotGranted, svc)
 		}
 		return nil, apierr.Forbidden("%s", d.Message)
 	case policy.ReasonError:
@@ -218,21 +233,18 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 }
 
 // fallback reports the refused calls DreamFactory still lets through: GET
-// of a service's _schema list by a role that may GET any of its components,
-// and GET of a service's _spec document by a role that reaches the service
-// with any verb. Neither carries a grant, and neither applies to the
-// system service.
+// of a service's _schema list by a role that may GET any of its
+// components. It carries no grant and does not apply to the system
+// service. GET of a service's _spec document has no fallback: the spec
+// wants a grant of '_spec' (or '*') on that service.
 func fallback(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
 	// Reachability counts entries for all services, which never reach
 	// the system service.
 	if t.Verb != http.MethodGet || t.Service.Type == TypeSystem {
 		return false
 	}
-	switch policy.NormalizeComponent(t.Resource) {
-	case "_schema":
+	if policy.NormalizeComponent(t.Resource) == "_schema" {
 		return a.ServiceReachable(id.RoleID, t.Service.Name, http.MethodGet, id.Requestor)
-	case "_spec":
-		return reachesAny(a, id, t.Service.Name)
 	}
 	return false
 }

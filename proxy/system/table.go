@@ -122,6 +122,9 @@ type table[T any] struct {
 	afterDelete func(w *writer, rec *T) error
 	// output adjusts a record's encoding (masking private values).
 	output func(ctx context.Context, rec *T, o *object)
+	// created adds members to the key a create returns when no fields were
+	// asked for (an app's api_key, which the spec returns on create).
+	created func(rec *T) object
 	// http holds the per-resource HTTP variations.
 	http tableHTTP[T]
 	// defaulted are the columns with an SQL default that is not their Go
