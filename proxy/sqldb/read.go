@@ -10,7 +10,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // flushSize is how much encoded JSON a streamed response gathers before it

@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 

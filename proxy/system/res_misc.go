@@ -13,7 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/limiter"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 

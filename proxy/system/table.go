@@ -14,7 +14,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 

@@ -1,4 +1,4 @@
-package proxy
+package mail
 
 import (
 	"context"
@@ -57,9 +57,9 @@ func TestRegistryMailer(t *testing.T) {
 		{ID: 8, Name: "off", Type: "smtp_email", IsActive: false},
 		{ID: 9, Name: "db", Type: "sqlite", IsActive: true},
 	}, nil, nil)
-	m := registryMailer{reg: &fakeRegistry{snap: snap, backends: map[string]service.Backend{
+	m := New(&fakeRegistry{snap: snap, backends: map[string]service.Backend{
 		"email": mail, "mailer2": other, "off": &mailBackend{}, "db": plainBackend{},
-	}}}
+	}}, "")
 	cases := []struct {
 		id   int64
 		can  bool
