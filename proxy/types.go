@@ -7,6 +7,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/email"
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
+	"github.com/portcullis-dev/portcullis/proxy/iot"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -30,6 +31,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
 	types = append(types, cache.Types()...)
+	types = append(types, iot.Types()...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})

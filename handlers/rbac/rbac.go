@@ -204,7 +204,7 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 	}
 	// The system service's records (API keys, service credentials, users)
 	// are reached only through entries that name it.
-	if t.Service.Type == TypeSystem && d.Class == policy.ClassAllServices {
+	if systemByAllServices(t, d) {
 		return nil, apierr.Forbidden("%s System resources are granted only by role entries for the '%s' service, never by an entry for all services.",
 			denyMessage(t.Verb, svc, t.Resource), svc)
 	}
@@ -247,6 +247,54 @@ func fallback(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool
 		return a.ServiceReachable(id.RoleID, t.Service.Name, http.MethodGet, id.Requestor)
 	}
 	return false
+}
+
+// systemByAllServices reports a decision that would reach the system
+// service through an entry for all services, which never grants it.
+func systemByAllServices(t *service.Target, d policy.Decision) bool {
+	return t.Service.Type == TypeSystem && d.Class == policy.ClassAllServices
+}
+
+// Documented reports whether an API document shows id verb on component
+// t.Resource of t.Service (possibly a template such as
+// "_table/{table_name}"), as the stage decides calls: administrators and
+// access exceptions always, others by their role, where the system
+// service is reached only through entries that name it. a may be nil (no
+// roles: only administrators and exceptions).
+func Documented(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if AccessException(t) {
+		return true
+	}
+	if id == nil || id.RoleID == 0 || a == nil {
+		return false
+	}
+	svc := t.Service.Name
+	if t.Service.Type == TypeSystem {
+		d := a.Authorize(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+		if d.Allowed {
+			return !systemByAllServices(t, d)
+		}
+		// Reachable looks past a refused template only through the
+		// service's own entries.
+		return strings.Contains(t.Resource, "{") && a.Reachable(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+	}
+	return a.Reachable(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+}
+
+// Reaches reports whether id's role grants some verb on service, the
+// condition for reading the service's API document (administrators
+// always). a may be nil.
+func Reaches(a *policy.Authorizer, id *caller.Identity, service string) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if id == nil || id.RoleID == 0 || a == nil {
+		return false
+	}
+	return reachesAny(a, id, service)
 }
 
 // docVerbs are the verbs for which a role "reaches" a service.

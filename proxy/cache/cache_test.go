@@ -5,18 +5,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/portcullis-dev/portcullis/proxy/cache"
+	"github.com/portcullis-dev/portcullis/proxy/proxytest/relay"
 )
 
 // prefix keeps this run's keys apart from other tests sharing the servers.
@@ -227,12 +226,12 @@ func TestCacheServerDown(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			target := k.real(t)
-			rl := newRelay(t, target)
-			srv := serve(t, k.store(t, rl.addr), time.Minute)
+			rl := relay.New(t, target)
+			srv := serve(t, k.store(t, rl.Addr()), time.Minute)
 			if r := do(t, srv, "PUT", "/up", "text/plain", "1"); r.status != 200 {
 				t.Fatalf("through the relay = %d %s", r.status, r.body)
 			}
-			rl.stop()
+			rl.Stop()
 			for _, path := range []string{"/up", "/?keys=a,b"} {
 				r := do(t, srv, "GET", path, "", "")
 				if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "cannot reach its server") {
@@ -242,7 +241,7 @@ func TestCacheServerDown(t *testing.T) {
 			if r := do(t, srv, "PUT", "/up", "text/plain", "2"); r.status != http.StatusServiceUnavailable {
 				t.Fatalf("server down: PUT = %d %s", r.status, r.body)
 			}
-			rl.start()
+			rl.Start()
 			deadline := time.Now().Add(5 * time.Second)
 			for {
 				r := do(t, srv, "GET", "/up", "", "")
@@ -267,74 +266,4 @@ func TestMemcachedKeys(t *testing.T) {
 			t.Errorf("GET %.40s = %d %s", path, r.status, r.body)
 		}
 	}
-}
-
-// relay forwards TCP connections to a server; stop closes the listener
-// and every connection, start listens again on the same address.
-type relay struct {
-	t      *testing.T
-	addr   string
-	target string
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  []net.Conn
-}
-
-func newRelay(t *testing.T, target string) *relay {
-	r := &relay{t: t, target: target}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *relay) start() {
-	addr := r.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var ln net.Listener
-	var err error
-	for range 50 {
-		if ln, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		r.t.Fatalf("relay: %v", err)
-	}
-	r.mu.Lock()
-	r.ln, r.addr = ln, ln.Addr().String()
-	r.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", r.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			r.mu.Lock()
-			r.conns = append(r.conns, c, up)
-			r.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-}
-
-func (r *relay) stop() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ln != nil {
-		r.ln.Close()
-		r.ln = nil
-	}
-	for _, c := range r.conns {
-		c.Close()
-	}
-	r.conns = nil
 }
