@@ -23,7 +23,7 @@ type listedService struct {
 
 // serviceListHandler answers GET /api/v2 (and /api/v2/) with
 // {"services":[…]}: the active services the caller reaches, in id order
-// (rbac.Reaches: an administrator every one, a role those it grants some
+// (rbac.ReachesService: an administrator every one, a role those it grants some
 // verb on). The caller is identified by ident (the API key and session
 // stages), so a missing or wrong key is a 401 as everywhere. With
 // --compat dreamfactory a request with neither key nor session token is
@@ -46,7 +46,7 @@ func (s *Server) serviceList(w http.ResponseWriter, r *http.Request) {
 	st := s.state.Load()
 	if st != nil {
 		for _, svc := range st.snap.Services {
-			if svc.IsActive && rbac.Reaches(st.policy, id, svc.Name, svc.Type) {
+			if svc.IsActive && rbac.ReachesService(st.policy, id, svc.Name, svc.Type) {
 				out = append(out, listedService{ID: svc.ID, Name: svc.Name, Label: svc.Label, Description: svc.Description, Type: svc.Type})
 			}
 		}

@@ -311,12 +311,12 @@ func reachesAny(a *policy.Authorizer, id *caller.Identity, service string) bool 
 	return false
 }
 
-// Reaches reports whether id may call some verb on some component of svc
-// (a service record's Name and Type): administrators reach every service;
+// ReachesService reports whether id may call some verb on some component
+// of a service (its record's Name and Type): administrators reach every service;
 // a role reaches a service when an entry grants it any verb, and the
 // system service only through entries that name it. Access exceptions
 // (login, registration) do not count. Service lists (GET /api/v2) use it.
-func Reaches(a *policy.Authorizer, id *caller.Identity, name, typ string) bool {
+func ReachesService(a *policy.Authorizer, id *caller.Identity, name, typ string) bool {
 	if id != nil && id.Admin {
 		return true
 	}
