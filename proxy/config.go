@@ -86,6 +86,9 @@ type Config struct {
 	ContractMaxAge time.Duration
 	// TrustRequestID accepts the client's X-Request-Id.
 	TrustRequestID bool
+	// Compat turns on another platform's behaviours that the spec
+	// forbids: "" (the spec, the default) or CompatDreamFactory.
+	Compat string
 	// Logger is the logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -111,6 +114,11 @@ func (c Config) Validate() error {
 	}
 	if c.ReloadInterval < 0 {
 		errs = append(errs, errors.New("reload interval must not be negative"))
+	}
+	switch c.Compat {
+	case "", CompatNone, CompatDreamFactory:
+	default:
+		errs = append(errs, fmt.Errorf("compat %q: want %q or %q", c.Compat, CompatDreamFactory, CompatNone))
 	}
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -163,6 +171,19 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// Values of Config.Compat.
+const (
+	// CompatNone is the spec's behaviour (the default; "" means the same).
+	CompatNone = "none"
+	// CompatDreamFactory turns on exactly these DreamFactory behaviours,
+	// for clients written for it: admin and user login, registration and
+	// the password-reset calls without an API key; a session token alone
+	// on later calls (the user's role applies, an administrator passes);
+	// and GET /api/v2 answered without credentials (the services the
+	// caller reaches: none without a role).
+	CompatDreamFactory = "dreamfactory"
+)
 
 // DefaultMaxUploadBytes is the default of Config.MaxUploadBytes: 8 GiB.
 const DefaultMaxUploadBytes int64 = 8 << 30

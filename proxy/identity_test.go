@@ -353,9 +353,8 @@ func TestUserService(t *testing.T) {
 		if newTok == "" {
 			t.Fatalf("register with login: %s", r.Body)
 		}
-		if err := in.Proxy.Reload(ctx); err != nil { // the role mapping is configuration
-			t.Fatal(err)
-		}
+		// The role mapping is configuration, in force on the very next
+		// request (no reload, no wait).
 		m := idExpect(t, "registered user's session", idWith(in, newTok).Do(t, "GET", "/api/v2/user/session", nil), 200, "").Map(t)
 		if m["role"] != "members" || m["first_name"] != "New" {
 			t.Errorf("registered session %v", m)

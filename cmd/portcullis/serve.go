@@ -34,13 +34,15 @@ type serveCmd struct {
 	QueueWait             time.Duration `help:"How long a request waits for a free slot (instance or service) before the 503." default:"2s"`
 	MaxBodyInFlight       int64         `help:"Most request-body bytes being read at once, all requests together (503 with Retry-After beyond; 0: 8 x max-body; -1: no cap)." default:"0"`
 	WriteTimeout          time.Duration `help:"How long one write to a client may block before the response is cut (a client that stops reading releases its database connection)." default:"30s"`
+
+	Compat string `help:"Behave as another platform where the spec differs, for clients written for it: none (the spec) or dreamfactory (login, registration and password reset without an API key; a session token alone on later calls; GET /api/v2 without credentials)." enum:"none,dreamfactory" default:"none"`
 }
 
 func (c serveCmd) config(g *globals) proxy.Config {
 	return proxy.Config{DataDir: c.Data, SystemDB: c.SystemDB, RedisURL: c.Redis, RedisPrefix: c.RedisPrefix,
 		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, PublicURL: publicURL(c.PublicURL, c.Addr), Logger: g.logger(),
 		MaxInFlight: c.MaxInFlight, MaxInFlightPerService: c.MaxInFlightPerService, MaxBodyInFlight: c.MaxBodyInFlight,
-		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout}
+		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout, Compat: c.Compat}
 }
 
 func (c serveCmd) Run(g *globals) error {

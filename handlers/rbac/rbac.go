@@ -311,6 +311,30 @@ func reachesAny(a *policy.Authorizer, id *caller.Identity, service string) bool 
 	return false
 }
 
+// ReachesService reports whether id may call some verb on some component
+// of a service (its record's Name and Type): administrators reach every service;
+// a role reaches a service when an entry grants it any verb, and the
+// system service only through entries that name it. Access exceptions
+// (login, registration) do not count. Service lists (GET /api/v2) use it.
+func ReachesService(a *policy.Authorizer, id *caller.Identity, name, typ string) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if a == nil || id == nil || id.RoleID == 0 {
+		return false
+	}
+	for _, v := range docVerbs {
+		if typ == TypeSystem {
+			if a.ServiceNamed(id.RoleID, name, v, id.Requestor) {
+				return true
+			}
+		} else if a.ServiceReachable(id.RoleID, name, v, id.Requestor) {
+			return true
+		}
+	}
+	return false
+}
+
 // hasLookup reports whether a filter value of g holds a lookup token.
 func hasLookup(g *caller.Grant) bool {
 	for i := range g.Filters {

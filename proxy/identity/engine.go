@@ -37,6 +37,11 @@ type Options struct {
 	// a session. Nil means no roles and no apps: administrators are
 	// administrators and users have no role.
 	Snapshot func() *store.Snapshot
+	// Changed is called after the engine committed a change to the
+	// configuration snapshot (the role mappings of a registered user), so
+	// that the instance reloads it before answering: the caller's next
+	// request already sees it. Nil: the change arrives with the next poll.
+	Changed func(ctx context.Context) error
 
 	// TokenTTL is a session's default lifetime (24 h).
 	TokenTTL time.Duration
@@ -86,8 +91,8 @@ type Options struct {
 type Registration struct {
 	// Open allows POST /user/register (allow_open_registration).
 	Open bool
-	// RoleID is the role given to registered users for the app they
-	// registered through (open_reg_role_id); nil gives none.
+	// RoleID is the role given to registered users, through every app
+	// (open_reg_role_id); nil gives none.
 	RoleID *int64
 	// EmailServiceID, when set, makes registration send a confirmation
 	// code the user must present before signing in

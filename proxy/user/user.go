@@ -72,6 +72,7 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	}
 	if deps.Registry != nil {
 		opts.Snapshot = deps.Registry.Snapshot
+		opts.Changed = deps.Registry.Reload
 	}
 	e, err := identity.New(deps.Store, opts)
 	if err != nil {
