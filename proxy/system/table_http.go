@@ -1,3 +1,6 @@
+// The HTTP verbs of a system table: list, read, create, update and
+// delete, one record or many, in the shapes of the spec.
+
 package system
 
 import (

@@ -1,3 +1,7 @@
+// The platform settings resources: cors, limit, lookup, custom,
+// email_template and event_script, each a table of the system API with its
+// codecs and validation.
+
 package system
 
 import (
