@@ -18,6 +18,7 @@ func migrations() *migrate.Migrations {
 	// bun names a Go migration after the file that registers it, so each
 	// migration lives in its own NNNNNNNNNNNNNN_name.go file.
 	register20261122000001(m)
+	register20261125000001(m)
 	return m
 }
 
