@@ -27,9 +27,12 @@ test-short: ## Run the tests without the race detector (faster).
 bench: ## Run the load harness against a hand-written baseline.
 	$(GO) run ./bench
 
-lint: ## gofmt and go vet.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: ## gofmt, go vet and staticcheck (checks in staticcheck.conf).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

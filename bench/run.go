@@ -76,7 +76,6 @@ type side struct {
 	targets []reqSpec
 	res     *sideResult
 	tput    []*attackResult
-	lat     *attackResult
 	delta   procSample
 	peak    uint64
 	rssOK   bool

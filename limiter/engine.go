@@ -430,9 +430,20 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 	b := &d.Outcomes[best]
 	d.Limit, d.Remaining, d.Reset = b.Limit.Rate, b.Remaining, b.Reset
 	if !d.Allowed {
-		d.RetryAfter = max(b.Reset-time.Now().Unix(), 1)
+		d.RetryAfter = retryAfter(b.Reset, time.Now(), b.Limit.Period)
 	}
 	return d, nil
+}
+
+// retryAfter is the Retry-After of a window that reopens at reset (Unix
+// seconds, rounded up): the whole seconds until then, at least 1 and never
+// more than the window itself (rounding must not turn a minute into 61).
+func retryAfter(reset int64, now time.Time, p Period) int64 {
+	secs := reset - now.Unix()
+	if w := int64(p.Duration() / time.Second); w > 0 && secs > w {
+		secs = w
+	}
+	return max(secs, 1)
 }
 
 // moreRestrictive reports whether a should supply the headers rather than b.

@@ -419,3 +419,24 @@ func TestMoreRestrictive(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryAfterNeverExceedsWindow(t *testing.T) {
+	now := time.Unix(1_000_000, 400_000_000) // 0.4 s into a second
+	for _, tc := range []struct {
+		name  string
+		reset int64
+		p     Period
+		want  int64
+	}{
+		{"minute window just opened, reset rounded up", now.Unix() + 61, PeriodMinute, 60},
+		{"hour window just opened", now.Unix() + 3601, PeriodHour, 3600},
+		{"day window", now.Unix() + 86401, PeriodDay, 86400},
+		{"half a minute left", now.Unix() + 30, PeriodMinute, 30},
+		{"reset now", now.Unix(), PeriodMinute, 1},
+		{"reset passed", now.Unix() - 5, PeriodMinute, 1},
+	} {
+		if got := retryAfter(tc.reset, now, tc.p); got != tc.want {
+			t.Errorf("%s: retryAfter = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -535,3 +535,24 @@ func instantiate(tmpl []string, prefix string) (string, bool) {
 	}
 	return strings.Join(out, "/"), true
 }
+
+// ServiceNamed reports whether an entry of the role that names service
+// (not an entry for all services) grants verb on some component of it.
+// The system service is reached only through such entries.
+func (a *Authorizer) ServiceNamed(roleID int64, service, verb string, requestor caller.Requestor) bool {
+	r := a.roles[roleID]
+	if r == nil || !r.active {
+		return false
+	}
+	bit, req := VerbBit(verb), requestorBit(requestor)
+	if bit == 0 || req == 0 {
+		return false
+	}
+	for i := range r.entries {
+		e := &r.entries[i]
+		if !e.all && e.service == service && e.requestor&req != 0 && e.verbs&bit != 0 {
+			return true
+		}
+	}
+	return false
+}

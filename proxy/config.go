@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -74,11 +75,20 @@ type Config struct {
 	// UpstreamAllow restricts the addresses remote services (rws, soap,
 	// mcp) may reach: CIDRs and host names. Empty allows all.
 	UpstreamAllow []string
+	// PublicURL is where clients reach this instance
+	// (https://api.example.com); links in mails (password reset,
+	// registration) that name a page of the instance start with it. Empty:
+	// such links stay relative. Never taken from a request's Host header,
+	// which a client chooses.
+	PublicURL string
 	// ContractMaxAge is how old a schema may be when a write is checked
 	// under strict schema-contract enforcement; default one second.
 	ContractMaxAge time.Duration
 	// TrustRequestID accepts the client's X-Request-Id.
 	TrustRequestID bool
+	// Compat turns on another platform's behaviours that the spec
+	// forbids: "" (the spec, the default) or CompatDreamFactory.
+	Compat string
 	// Logger is the logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -104,6 +114,16 @@ func (c Config) Validate() error {
 	}
 	if c.ReloadInterval < 0 {
 		errs = append(errs, errors.New("reload interval must not be negative"))
+	}
+	switch c.Compat {
+	case "", CompatNone, CompatDreamFactory:
+	default:
+		errs = append(errs, fmt.Errorf("compat %q: want %q or %q", c.Compat, CompatDreamFactory, CompatNone))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("public URL %q must be an http(s) URL with a host and no query", c.PublicURL))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -151,6 +171,19 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// Values of Config.Compat.
+const (
+	// CompatNone is the spec's behaviour (the default; "" means the same).
+	CompatNone = "none"
+	// CompatDreamFactory turns on exactly these DreamFactory behaviours,
+	// for clients written for it: admin and user login, registration and
+	// the password-reset calls without an API key; a session token alone
+	// on later calls (the user's role applies, an administrator passes);
+	// and GET /api/v2 answered without credentials (the services the
+	// caller reaches: none without a role).
+	CompatDreamFactory = "dreamfactory"
+)
 
 // DefaultMaxUploadBytes is the default of Config.MaxUploadBytes: 8 GiB.
 const DefaultMaxUploadBytes int64 = 8 << 30

@@ -8,58 +8,69 @@ import (
 
 const mod = "github.com/portcullis-dev/portcullis/"
 
-// allowed says which of the module's packages a package may import directly,
-// as ARCHITECTURE.md and STYLE.md fix it. Patterns ending in "/..." match a
-// folder and everything below it.
+// leaves are the packages below proxy/ that are not backends: the shared
+// vocabulary and the engines with no HTTP in them (ARCHITECTURE.md,
+// "proxy/ leaves"). Every stage and backend may import them; they import
+// each other and the top-level engines, never a backend, a stage or the
+// proxy root. Each entry says why it is shared.
+var leaves = map[string]string{
+	"proxy/apierr":   "the error envelope, written in one place",
+	"proxy/caller":   "the request's identity, grants, lookups and request id, put in the context by the stages",
+	"proxy/service":  "what a backend is (Type, Backend, Target, Registry) and inner calls through the pipeline",
+	"proxy/store":    "the system database: models, migrations, configuration snapshots",
+	"proxy/identity": "the sign-in engine: credentials, tokens, revocation, throttling",
+	"proxy/contract": "the schema-contract engine: canonical table shapes and drift",
+	"proxy/filter":   "DreamFactory's filter language, compiled by sqldb and by the system API",
+	"proxy/mail":     "the one Mailer the composition root hands to every backend that sends mail",
+	"proxy/upstream": "the upstream allow list and its dialer, for every backend that dials a configured host",
+}
+
+// engines have no HTTP in them: they may not import net/http.
+var engines = []string{"policy/...", "limiter/...", "dialects/...", "proxy/caller", "proxy/store",
+	"proxy/identity", "proxy/contract", "proxy/filter"}
+
+// topEngines are the top-level engine folders; leaves may use them.
+var topEngines = []string{"dialects/...", "policy/...", "limiter/..."}
+
+// fronts lists, for a stage or backend, the engine it fronts beyond the
+// leaves, with the reason.
+var fronts = map[string][]string{
+	"handlers/rbac":      {"policy/..."},   // role-based access decisions
+	"handlers/ratelimit": {"limiter/..."},  // counts requests against limits
+	"proxy/system":       {"limiter/..."},  // system/limit_cache reads and resets the counters; system/limit validates limits
+	"handlers/enforce":   {"dialects/..."}, // keys shapes by the live *dialects.Table the backend serves
+}
+
+func isLeaf(pkg string) bool { _, ok := leaves[pkg]; return ok }
+
+// allowed says which of the module's packages pkg may import directly.
 func allowed(pkg string) (rules []string, ok bool) {
-	// Leaves import nothing of the module; any package may use them.
-	// proxy/upstream: every backend that dials a configured host goes
-	// through the one upstream allow list.
-	leaves := []string{"proxy/apierr", "proxy/caller", "proxy/upstream"}
-	storeTier := append([]string{"proxy/store", "dialects/..."}, leaves...)
-	serviceTier := append([]string{"proxy/service", "proxy/identity", "proxy/sqldb/filter"}, storeTier...)
+	var leafRules []string
+	for l := range leaves {
+		leafRules = append(leafRules, l)
+	}
 	switch {
-	case pkg == "proxy/apierr", pkg == "proxy/caller", pkg == "proxy/upstream", pkg == "limiter", strings.HasPrefix(pkg, "limiter/"):
-		return nil, true
+	case pkg == "limiter" || strings.HasPrefix(pkg, "limiter/"):
+		return []string{"limiter/..."}, true
 	case pkg == "dialects" || strings.HasPrefix(pkg, "dialects/"):
 		return []string{"dialects/..."}, true
 	case pkg == "policy" || strings.HasPrefix(pkg, "policy/"):
 		return []string{"proxy/caller", "policy/..."}, true
-	case pkg == "proxy/store":
-		return storeTier, true
-	case pkg == "proxy/service":
-		return append([]string{"proxy/store"}, storeTier...), true
-	case pkg == "proxy/identity", pkg == "proxy/sqldb/filter":
-		return storeTier, true
+	case isLeaf(pkg):
+		return append(leafRules, topEngines...), true
 	case pkg == "handlers":
 		return nil, true
 	case strings.HasPrefix(pkg, "handlers/"):
-		r := append([]string{"handlers/requestid"}, serviceTier...)
-		switch pkg {
-		case "handlers/rbac":
-			r = append(r, "policy/...")
-		case "handlers/ratelimit":
-			r = append(r, "limiter/...")
-		case "handlers/enforce":
-			// schema-contract runtime enforcement fronts the contract engine.
-			r = append(r, "proxy/contract")
-		}
-		return r, true
+		// A stage: the leaves and the engine it fronts; never another stage.
+		return append(leafRules, fronts[pkg]...), true
 	case pkg == "proxy", pkg == "proxy/proxytest", strings.HasPrefix(pkg, "cmd/"),
 		strings.HasPrefix(pkg, "examples/"), pkg == "bench" || strings.HasPrefix(pkg, "bench/"):
 		return []string{"..."}, true
 	case strings.HasPrefix(pkg, "proxy/"):
-		// A backend: the leaves, service, store, the engines, and its own
-		// subpackages.
+		// A backend: the leaves, dialects, the engine it fronts and its own
+		// subpackages; never another backend.
 		own := strings.SplitN(strings.TrimPrefix(pkg, "proxy/"), "/", 2)[0]
-		r := append([]string{"proxy/" + own + "/..."}, serviceTier...)
-		if own == "system" {
-			// system/limit_cache serves the limiter's counters and system/limit
-			// validates records with it.
-			r = append(r, "limiter/...")
-			// system/schema_contract fronts the schema-contract engine.
-			r = append(r, "proxy/contract")
-		}
+		r := append(append(leafRules, "proxy/"+own+"/...", "dialects/..."), fronts["proxy/"+own]...)
 		return r, true
 	}
 	return nil, false
@@ -88,7 +99,14 @@ func TestImportsFollowTheArchitecture(t *testing.T) {
 			t.Errorf("package %s is in no folder ARCHITECTURE.md allows", pkg)
 			continue
 		}
+		engine := false
+		for _, e := range engines {
+			engine = engine || match(e, pkg)
+		}
 		for _, imp := range fields[1:] {
+			if engine && (imp == "net/http" || strings.HasPrefix(imp, "net/http/")) {
+				t.Errorf("%s is an engine and imports %s: engines have no HTTP in them", pkg, imp)
+			}
 			dep, ours := strings.CutPrefix(imp, mod)
 			if !ours || dep == pkg {
 				continue
@@ -102,6 +120,32 @@ func TestImportsFollowTheArchitecture(t *testing.T) {
 			}
 			if !permitted {
 				t.Errorf("%s imports %s, which the architecture forbids", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestImportRulesBite checks the rules on made-up imports: a stage
+// importing a backend or another stage, a backend importing another
+// backend, and a leaf importing a backend are refused.
+func TestImportRulesBite(t *testing.T) {
+	for _, tc := range []struct{ pkg, dep string }{
+		{"handlers/session", "proxy/sqldb"},
+		{"handlers/session", "handlers/requestid"},
+		{"proxy/sqldb", "proxy/system"},
+		{"proxy/mcp", "proxy/rws"},
+		{"proxy/identity", "proxy/user"},
+		{"proxy/store", "handlers/rbac"},
+		{"handlers/rbac", "proxy"},
+	} {
+		rules, ok := allowed(tc.pkg)
+		if !ok {
+			t.Errorf("%s: no rules", tc.pkg)
+			continue
+		}
+		for _, r := range rules {
+			if match(r, tc.dep) {
+				t.Errorf("%s may import %s (rule %q)", tc.pkg, tc.dep, r)
 			}
 		}
 	}

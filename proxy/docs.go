@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/portcullis-dev/portcullis/handlers/rbac"
 	"github.com/portcullis-dev/portcullis/policy"
@@ -30,49 +29,14 @@ var _ service.AccessChecker = accessChecker{}
 // through entries that name it.
 func (a accessChecker) Allowed(ctx context.Context, svcName, component, verb string) bool {
 	svc, id, pol, ok := a.subject(ctx, svcName)
-	if !ok {
-		return false
-	}
-	if id != nil && id.Admin {
-		return true
-	}
-	if rbac.AccessException(&service.Target{Service: svc, Resource: component, Verb: verb}) {
-		return true
-	}
-	if id == nil || id.RoleID == 0 || pol == nil {
-		return false
-	}
-	if svc.Type == rbac.TypeSystem {
-		d := pol.Authorize(id.RoleID, svcName, component, verb, id.Requestor)
-		if d.Allowed {
-			return d.Class != policy.ClassAllServices
-		}
-		// Reachable looks past a refused template only through the
-		// service's own entries.
-		return strings.Contains(component, "{") && pol.Reachable(id.RoleID, svcName, component, verb, id.Requestor)
-	}
-	return pol.Reachable(id.RoleID, svcName, component, verb, id.Requestor)
+	return ok && rbac.Documented(pol, id, &service.Target{Service: svc, Resource: component, Verb: verb})
 }
 
 // Reaches reports whether the caller's role grants some verb on the
 // service (the RBAC stage's condition for api_docs/{service} and _spec).
 func (a accessChecker) Reaches(ctx context.Context, svcName string) bool {
 	_, id, pol, ok := a.subject(ctx, svcName)
-	if !ok {
-		return false
-	}
-	if id != nil && id.Admin {
-		return true
-	}
-	if id == nil || id.RoleID == 0 || pol == nil {
-		return false
-	}
-	for _, v := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if pol.ServiceReachable(id.RoleID, svcName, v, id.Requestor) {
-			return true
-		}
-	}
-	return false
+	return ok && rbac.Reaches(pol, id, svcName)
 }
 
 // Grant decides, as the RBAC stage would, whether the caller in ctx may

@@ -13,7 +13,11 @@ import (
 // identityStages builds the API key and session stages over the
 // configuration in force.
 func (s *Server) identityStages() (keys, sessions handlers.Stage, err error) {
-	keys, err = apikey.New(apikey.Options{Apps: snapshotApps{s}})
+	opts := apikey.Options{Apps: snapshotApps{s}}
+	if s.cfg.Compat == CompatDreamFactory {
+		opts.Keyless = apikey.DreamFactoryKeyless
+	}
+	keys, err = apikey.New(opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -353,9 +353,8 @@ func TestUserService(t *testing.T) {
 		if newTok == "" {
 			t.Fatalf("register with login: %s", r.Body)
 		}
-		if err := in.Proxy.Reload(ctx); err != nil { // the role mapping is configuration
-			t.Fatal(err)
-		}
+		// The role mapping is configuration, in force on the very next
+		// request (no reload, no wait).
 		m := idExpect(t, "registered user's session", idWith(in, newTok).Do(t, "GET", "/api/v2/user/session", nil), 200, "").Map(t)
 		if m["role"] != "members" || m["first_name"] != "New" {
 			t.Errorf("registered session %v", m)
@@ -500,8 +499,9 @@ func TestPasswordResetAndSecretsInLogs(t *testing.T) {
 	})
 }
 
-// TestResetWithoutEmailService: with no e-mail service able to send, a
-// reset is refused as DreamFactory does and logged without a code.
+// TestResetWithoutEmailService: with no e-mail service able to send (the
+// built-in one switched off), a reset is refused as DreamFactory does and
+// logged without a code.
 func TestResetWithoutEmailService(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
@@ -509,6 +509,8 @@ func TestResetWithoutEmailService(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})
 	idAddUser(t, in, idUserEmail, idUserPassword)
+	idExpect(t, "switch the email service off", in.Admin(t).Do(t, "PATCH", "/api/v2/system/service?filter=name%3Demail",
+		map[string]any{"is_active": false}), 200, "")
 	for _, email := range []string{idUserEmail, "nobody@example.com"} {
 		idExpect(t, "reset "+email, in.API().Do(t, "POST", "/api/v2/user/password?reset=true", map[string]any{"email": email}),
 			500, identity.MsgNoResetChannel)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -107,36 +105,9 @@ func (s *Server) limitEngine(snap *store.Snapshot, old *limiter.Engine) *limiter
 	return e
 }
 
-// LimitFromRecord converts a system limit record to the engine's form. The
-// period may be a name or DreamFactory's index ("0" … "4"); null ids are 0.
-func LimitFromRecord(rec *store.Limit) limiter.Limit {
-	deref := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	period := strings.ToLower(strings.TrimSpace(rec.Period))
-	if n, err := strconv.Atoi(period); err == nil {
-		if p, ok := limiter.PeriodFromIndex(n); ok {
-			period = string(p)
-		}
-	}
-	return limiter.Limit{
-		ID:          rec.ID,
-		Name:        rec.Name,
-		Description: rec.Description,
-		Type:        limiter.Type(strings.TrimSpace(rec.Type)),
-		Rate:        int64(rec.Rate),
-		Period:      limiter.Period(period),
-		UserID:      deref(rec.UserID),
-		RoleID:      deref(rec.RoleID),
-		ServiceID:   deref(rec.ServiceID),
-		Endpoint:    rec.Endpoint,
-		Verb:        strings.TrimSpace(rec.Verb),
-		Active:      rec.IsActive,
-	}
-}
+// LimitFromRecord converts a system limit record to the engine's form
+// (store.Limit.Engine).
+func LimitFromRecord(rec *store.Limit) limiter.Limit { return rec.Engine() }
 
 // staleLimits returns the ids of the limits of old whose counters must not
 // carry over to next: deleted limits, and limits whose parameters changed

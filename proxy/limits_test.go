@@ -426,7 +426,7 @@ func testLimitHeaders(t *testing.T, env *limitsEnv) {
 			t.Errorf("response %d: X-RateLimit-Reset %q, want a Unix time about a minute ahead", i, h.Get(ratelimit.HeaderReset))
 		}
 	}
-	if ra, err := strconv.Atoi(rs[2].Header.Get("Retry-After")); err != nil || ra < 1 || ra > 61 {
+	if ra, err := strconv.Atoi(rs[2].Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
 		t.Errorf("Retry-After %q", rs[2].Header.Get("Retry-After"))
 	}
 	if rs[0].Header.Get("Retry-After") != "" {

@@ -26,6 +26,9 @@ import (
 //	→ schema-contract enforcement (400 for strict writes; shaped responses)
 //	→ the service's backend
 //
+// GET /api/v2 lists the services the caller reaches (API key and session
+// stages, then the list; see serviceList).
+//
 // /healthz, /metrics and the API docs page (/api/docs/) sit outside the
 // pipeline, as does the MCP audit stream (/_internal/ai/audit-stream, API
 // key, session and administrators only); GET /api/v2/{service}/_spec passes it and is answered by the
@@ -99,6 +102,11 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	router.MethodNotAllowed = apierr.Handler(func(w http.ResponseWriter, r *http.Request) error {
 		return apierr.MethodNotAllowed(r.Method)
 	})
+	list := s.serviceListHandler(handlers.Chain(keys, sessions))
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		router.Handle(m, "/api/v2", list)
+		router.Handle(m, "/api/v2/", list)
+	}
 	route := s.resolve(dispatch)
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodHead, http.MethodOptions} {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/handlers/guard"
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/proxy/mail"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -94,7 +95,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 
 	s.types = map[string]service.Type{}
 	s.audit = newAudit(s.metrics)
-	for _, t := range append(defaultTypes(s.limitStore, s.audit), o.types...) {
+	for _, t := range append(defaultTypes(s.limitStore, s.audit, mail.New(s, cfg.PublicURL)), o.types...) {
 		s.types[t.Info().Name] = t
 	}
 	seen := map[string]bool{}

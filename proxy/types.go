@@ -3,9 +3,11 @@ package proxy
 import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
+	"github.com/portcullis-dev/portcullis/proxy/cache"
 	"github.com/portcullis-dev/portcullis/proxy/email"
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
+	"github.com/portcullis-dev/portcullis/proxy/iot"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -20,14 +22,18 @@ import (
 // created with 501. limits is the rate-limit counter store the system
 // service's limit_cache reads and resets; audit is the log of MCP tool
 // calls.
-func defaultTypes(limits *limiter.Store, audit *mcp.Audit) []service.Type {
+// mail is the platform's one Mailer, handed to every backend that sends
+// mail.
+func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer) []service.Type {
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
-	types = append(types, user.NewType(user.Options{}))
-	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn}))
+	types = append(types, cache.Types()...)
+	types = append(types, iot.Types()...)
+	types = append(types, user.NewType(user.Options{Mailer: mail}))
+	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})
 	types = append(types, mcp.NewType(mcp.Options{Audit: audit}))
 	return types

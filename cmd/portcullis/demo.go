@@ -29,7 +29,7 @@ func (c demoCmd) Run(g *globals) error {
 	if !c.Keep {
 		defer os.RemoveAll(dir)
 	}
-	cfg := proxy.Config{DataDir: dir, Logger: g.logger()}
+	cfg := proxy.Config{DataDir: dir, PublicURL: publicURL("", c.Addr), Logger: g.logger()}
 	email, password := "admin@portcullis.local", store.NewSecret(9)
 	res, err := proxy.Init(ctx, cfg, store.InitOptions{Email: email, Password: password, Name: "Demo Admin"})
 	if err != nil {

@@ -25,6 +25,7 @@ type serveCmd struct {
 	MaxBody       int64         `help:"Largest request body in bytes." default:"16777216"`
 	MaxUpload     int64         `help:"Largest upload in bytes to a service that streams bodies to storage (file services)." default:"8589934592"`
 	UpstreamAllow []string      `help:"CIDRs and host names remote services may reach (default: any)."`
+	PublicURL     string        `help:"URL clients reach this instance at; links in password-reset and registration mails start with it (default: http://ADDR)." env:"PORTCULLIS_PUBLIC_URL"`
 	ShutdownWait  time.Duration `help:"How long to wait for requests in flight on SIGINT/SIGTERM; then connections are closed and the process exits 0." default:"30s"`
 	ShutdownGrace time.Duration `help:"At SIGINT/SIGTERM, how long to keep answering new requests (with Connection: close, /healthz 503) before refusing new connections; part of the shutdown wait." default:"1s"`
 
@@ -33,13 +34,15 @@ type serveCmd struct {
 	QueueWait             time.Duration `help:"How long a request waits for a free slot (instance or service) before the 503." default:"2s"`
 	MaxBodyInFlight       int64         `help:"Most request-body bytes being read at once, all requests together (503 with Retry-After beyond; 0: 8 x max-body; -1: no cap)." default:"0"`
 	WriteTimeout          time.Duration `help:"How long one write to a client may block before the response is cut (a client that stops reading releases its database connection)." default:"30s"`
+
+	Compat string `help:"Behave as another platform where the spec differs, for clients written for it: none (the spec) or dreamfactory (login, registration and password reset without an API key; a session token alone on later calls; GET /api/v2 without credentials)." enum:"none,dreamfactory" default:"none"`
 }
 
 func (c serveCmd) config(g *globals) proxy.Config {
 	return proxy.Config{DataDir: c.Data, SystemDB: c.SystemDB, RedisURL: c.Redis, RedisPrefix: c.RedisPrefix,
-		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, Logger: g.logger(),
+		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, PublicURL: publicURL(c.PublicURL, c.Addr), Logger: g.logger(),
 		MaxInFlight: c.MaxInFlight, MaxInFlightPerService: c.MaxInFlightPerService, MaxBodyInFlight: c.MaxBodyInFlight,
-		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout}
+		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout, Compat: c.Compat}
 }
 
 func (c serveCmd) Run(g *globals) error {
@@ -133,4 +136,19 @@ func serve(ctx context.Context, cfg proxy.Config, addr string, sd shutdown, read
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// publicURL is the --public-url flag, or the listen address as an http URL.
+func publicURL(flag, addr string) string {
+	if flag != "" {
+		return flag
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -34,7 +34,7 @@ func FuzzAppendString(f *testing.F) {
 }
 
 func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
-	vals := []float64{0, -0.0, 1, -1, 0.1, 1e20, 1e21, 1e-6, 1e-7, 123456789.123, math.MaxFloat64, math.SmallestNonzeroFloat64, 3}
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e20, 1e21, 1e-6, 1e-7, 123456789.123, math.MaxFloat64, math.SmallestNonzeroFloat64, 3}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		vals = append(vals, math.Float64frombits(r.Uint64()))

@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 )
 
 // Options configures the stage.
@@ -116,7 +116,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				return // no attributes built for a line nobody keeps
 			}
 			attrs := []slog.Attr{
-				slog.String("request_id", requestid.From(ctx)),
+				slog.String("request_id", caller.RequestID(ctx)),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("query", RedactQuery(r.URL.RawQuery)),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // Header names and the query parameter that carry an API key.
@@ -67,6 +68,37 @@ func (s Static) LookupApp(key string) (App, bool) {
 type Options struct {
 	// Apps finds apps by key; required.
 	Apps AppLookup
+	// Keyless reports the requests that may come without a key; they go on
+	// as an API caller with no app and no role (an access exception or a
+	// session token can still let them through). Nil: every request needs
+	// a key, as the spec says. A key that is sent is always checked.
+	Keyless func(r *http.Request) bool
+}
+
+// DreamFactoryKeyless is DreamFactory's rule for Options.Keyless: admin and
+// user login, registration and the password calls (reset, and a change
+// made with a session token), and any request that carries a session
+// token, need no key. The request's service and resource come from its
+// service.Target (requests without one need a key unless they carry a
+// token).
+func DreamFactoryKeyless(r *http.Request) bool {
+	if HasSessionToken(r) {
+		return true
+	}
+	if r.Method != http.MethodPost {
+		return false
+	}
+	t := service.TargetFrom(r.Context())
+	if t == nil || t.Service == nil {
+		return false
+	}
+	switch t.Service.Type {
+	case "system":
+		return t.Resource == "admin/session" || t.Resource == "admin/password"
+	case "user":
+		return t.Resource == "session" || t.Resource == "register" || t.Resource == "password"
+	}
+	return false
 }
 
 // KeyFromRequest returns the API key r carries: header X-Platform-API-Key,
@@ -80,9 +112,9 @@ func KeyFromRequest(r *http.Request) string {
 	return strings.TrimSpace(r.URL.Query().Get(Query))
 }
 
-// hasSessionToken reports whether r carries anything that looks like a
-// session token, to choose the message for a missing key.
-func hasSessionToken(r *http.Request) bool {
+// HasSessionToken reports whether r carries anything that looks like a
+// session token (header, bearer or query parameter).
+func HasSessionToken(r *http.Request) bool {
 	if r.Header.Get("X-Platform-Session-Token") != "" || r.Header.Get("X-DreamFactory-Session-Token") != "" {
 		return true
 	}
@@ -105,7 +137,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			id, err := identify(apps, r)
+			id, err := identify(apps, opts.Keyless, r)
 			if err != nil {
 				apierr.Write(w, err)
 				return
@@ -116,10 +148,13 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 }
 
 // identify checks the key r carries and returns the caller it names.
-func identify(apps AppLookup, r *http.Request) (*caller.Identity, error) {
+func identify(apps AppLookup, keyless func(*http.Request) bool, r *http.Request) (*caller.Identity, error) {
 	key := KeyFromRequest(r)
 	if key == "" {
-		if hasSessionToken(r) {
+		if keyless != nil && keyless(r) {
+			return &caller.Identity{Requestor: caller.API}, nil
+		}
+		if HasSessionToken(r) {
 			return nil, apierr.Unauthorized(MsgNoKey)
 		}
 		return nil, apierr.Unauthorized(MsgNoCredentials)

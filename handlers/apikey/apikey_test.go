@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 const (
@@ -133,5 +135,62 @@ func TestKeyFromRequest(t *testing.T) {
 	r.Header.Set(Header, "p")
 	if k := KeyFromRequest(r); k != "p" {
 		t.Errorf("platform header = %q", k)
+	}
+}
+
+func TestDreamFactoryKeyless(t *testing.T) {
+	stage, err := New(Options{Apps: apps(), Keyless: DreamFactoryKeyless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := map[string]*store.Service{
+		"system": {Name: "system", Type: "system"}, "user": {Name: "user", Type: "user"},
+		"login": {Name: "login", Type: "user"}, "db": {Name: "db", Type: "sqlite"},
+	}
+	keyless := &caller.Identity{Requestor: caller.API}
+	for _, tc := range []struct {
+		name, method, svc, res string
+		header                 map[string]string
+		status                 int
+		want                   *caller.Identity
+	}{
+		{"admin login", "POST", "system", "admin/session", nil, 200, keyless},
+		{"admin reset", "POST", "system", "admin/password", nil, 200, keyless},
+		{"user login", "POST", "user", "session", nil, 200, keyless},
+		{"login on a user service named otherwise", "POST", "login", "session", nil, 200, keyless},
+		{"register", "POST", "user", "register", nil, 200, keyless},
+		{"user reset", "POST", "user", "password", nil, 200, keyless},
+		{"session read needs a token", "GET", "system", "admin/session", nil, 401, nil},
+		{"profile needs a token", "POST", "user", "profile", nil, 401, nil},
+		{"data needs a key or a token", "GET", "db", "_table/x", nil, 401, nil},
+		{"system resource needs a key or a token", "POST", "system", "app", nil, 401, nil},
+		{"token alone", "GET", "db", "_table/x", map[string]string{"X-DreamFactory-Session-Token": "t"}, 200, keyless},
+		{"bearer alone", "GET", "system", "app", map[string]string{"Authorization": "Bearer t"}, 200, keyless},
+		{"a bad key is still refused", "POST", "system", "admin/session", map[string]string{"X-DreamFactory-API-Key": "nope"}, 401, nil},
+		{"a good key still names its app", "POST", "user", "session", map[string]string{"X-DreamFactory-API-Key": goodKey}, 200,
+			&caller.Identity{AppID: 1, AppName: "admin", RoleID: 7, RoleName: "readers", Requestor: caller.API}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.method, "/api/v2/"+tc.svc+"/"+tc.res, nil)
+			for k, v := range tc.header {
+				r.Header.Set(k, v)
+			}
+			r = r.WithContext(service.WithTarget(r.Context(), &service.Target{Service: svc[tc.svc], Resource: tc.res, Verb: tc.method}))
+			var seen *caller.Identity
+			w := httptest.NewRecorder()
+			stage(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = caller.IdentityFrom(r.Context()) })).ServeHTTP(w, r)
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+			}
+			if diff := cmp.Diff(tc.want, seen); diff != "" {
+				t.Errorf("identity (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Without the option every one of them needs a key.
+	r := httptest.NewRequest("POST", "/api/v2/system/admin/session", nil)
+	r = r.WithContext(service.WithTarget(r.Context(), &service.Target{Service: svc["system"], Resource: "admin/session", Verb: "POST"}))
+	if code, msg, _ := serve(t, r); code != 401 || msg != MsgNoCredentials {
+		t.Errorf("spec mode: %d %q", code, msg)
 	}
 }

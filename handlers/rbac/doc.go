@@ -20,11 +20,12 @@
 //  2. An access exception needs no role and carries no grant (see below).
 //  3. No identity at all: 401 [MsgNoCaller] (the API key stage normally
 //     answers first).
-//  4. No role, or a role id that does not exist: 403 "Role not found. …".
-//     As the spec says, and unlike DreamFactory (400/401 by whether a
-//     key or token was sent), a missing role is a lack of access, not of
-//     credentials: 401 is only for missing or invalid credentials, which
-//     the API key and session stages answer.
+//  4. No role and no session (an API key whose app has no default role):
+//     401 [MsgNoSession], the spec's 401 for a missing session token, so
+//     that a client shows its login form (DreamFactory answers 403 "Role
+//     not found", which its admin UI treats as a dead end). A signed-in
+//     user with no role, or a role id that does not exist: 403 "Role not
+//     found. …", a lack of access rather than of credentials.
 //  5. An inactive role: 403 "Access Forbidden. The role … is not active."
 //  6. The engine's decision (policy.Authorizer.Authorize) for the service
 //     name, the resource path and the verb, with the API requestor bit,
@@ -35,11 +36,12 @@
 //     user's role."). HEAD is allowed, under GET's grant, wherever the
 //     role allows GET (it shows what GET shows, without the body); other
 //     verbs need their own bit (OPTIONS 32, …).
-//  7. Fallbacks for refused GETs, as DreamFactory has them: `_schema` (the
-//     table list) of a service where the role may GET any component, and
-//     `_spec` (the service's API document) of a service the role reaches
-//     with any verb. Neither carries a grant, and neither applies to
-//     the system service.
+//  7. A fallback for refused GETs, as DreamFactory has it: `_schema` (the
+//     table list) of a service where the role may GET any component. It
+//     carries no grant and does not apply to the system service. `_spec`
+//     (the service's API document) has none: the spec wants an entry for
+//     `_spec` or `*` on that service, else 403 "spec endpoint not
+//     granted".
 //  8. API documents: `api_docs/{service}` (the swagger service) needs the
 //     role's access to the api_docs service as usual and, in addition,
 //     access with some verb to {service}; otherwise 403, so a role never

@@ -23,6 +23,14 @@ const (
 	MsgNoTarget = "Access check failed: the request names no service."
 	// MsgCheckFailed answers a request whose check failed inside the engine.
 	MsgCheckFailed = "Access check failed."
+	// MsgNoSession answers, with 401, a caller with neither a role nor a
+	// session (an API key whose app has no default role): a session token
+	// is what it lacks. DreamFactory answers 403 "Role not found", which
+	// its admin UI takes for a dead end instead of showing its login form.
+	MsgNoSession = "No session token (JWT) provided. Please provide a valid JWT using X-Platform-Session-Token request header or 'session_token' url query parameter."
+	// MsgSpecNotGranted starts the 403 for GET {service}/_spec by a role
+	// with no entry for '_spec' or '*' on that service.
+	MsgSpecNotGranted = "Access Forbidden: spec endpoint not granted."
 )
 
 // TypeSystem, TypeUser and TypeAPIDocs are the service types the stage
@@ -161,6 +169,9 @@ func unrestricted(ctx context.Context) context.Context {
 // lookups filled in, or the refusal.
 func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Target) (*caller.Grant, error) {
 	a := s.opts.Policy()
+	if id.RoleID == 0 && id.UserID == 0 && !id.FromScript() {
+		return nil, apierr.Unauthorized(MsgNoSession)
+	}
 	if a == nil || id.RoleID == 0 {
 		return nil, apierr.Forbidden(policy.MsgRoleNotFound)
 	}
@@ -179,6 +190,10 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 		if fallback(a, id, t) {
 			return nil, nil
 		}
+		if t.Verb == http.MethodGet && policy.NormalizeComponent(t.Resource) == "_spec" {
+			return nil, apierr.Forbidden("%s GET access to component '_spec' of service '%s' needs a role entry for '_spec' or '*' on that service.",
+				MsgSpecNotGranted, svc)
+		}
 		return nil, apierr.Forbidden("%s", d.Message)
 	case policy.ReasonError:
 		s.log.ErrorContext(ctx, "access check failed", "role_id", id.RoleID, "service", svc,
@@ -189,7 +204,7 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 	}
 	// The system service's records (API keys, service credentials, users)
 	// are reached only through entries that name it.
-	if t.Service.Type == TypeSystem && d.Class == policy.ClassAllServices {
+	if systemByAllServices(t, d) {
 		return nil, apierr.Forbidden("%s System resources are granted only by role entries for the '%s' service, never by an entry for all services.",
 			denyMessage(t.Verb, svc, t.Resource), svc)
 	}
@@ -218,23 +233,68 @@ func (s *stage) check(ctx context.Context, id *caller.Identity, t *service.Targe
 }
 
 // fallback reports the refused calls DreamFactory still lets through: GET
-// of a service's _schema list by a role that may GET any of its components,
-// and GET of a service's _spec document by a role that reaches the service
-// with any verb. Neither carries a grant, and neither applies to the
-// system service.
+// of a service's _schema list by a role that may GET any of its
+// components. It carries no grant and does not apply to the system
+// service. GET of a service's _spec document has no fallback: the spec
+// wants a grant of '_spec' (or '*') on that service.
 func fallback(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
 	// Reachability counts entries for all services, which never reach
 	// the system service.
 	if t.Verb != http.MethodGet || t.Service.Type == TypeSystem {
 		return false
 	}
-	switch policy.NormalizeComponent(t.Resource) {
-	case "_schema":
+	if policy.NormalizeComponent(t.Resource) == "_schema" {
 		return a.ServiceReachable(id.RoleID, t.Service.Name, http.MethodGet, id.Requestor)
-	case "_spec":
-		return reachesAny(a, id, t.Service.Name)
 	}
 	return false
+}
+
+// systemByAllServices reports a decision that would reach the system
+// service through an entry for all services, which never grants it.
+func systemByAllServices(t *service.Target, d policy.Decision) bool {
+	return t.Service.Type == TypeSystem && d.Class == policy.ClassAllServices
+}
+
+// Documented reports whether an API document shows id verb on component
+// t.Resource of t.Service (possibly a template such as
+// "_table/{table_name}"), as the stage decides calls: administrators and
+// access exceptions always, others by their role, where the system
+// service is reached only through entries that name it. a may be nil (no
+// roles: only administrators and exceptions).
+func Documented(a *policy.Authorizer, id *caller.Identity, t *service.Target) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if AccessException(t) {
+		return true
+	}
+	if id == nil || id.RoleID == 0 || a == nil {
+		return false
+	}
+	svc := t.Service.Name
+	if t.Service.Type == TypeSystem {
+		d := a.Authorize(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+		if d.Allowed {
+			return !systemByAllServices(t, d)
+		}
+		// Reachable looks past a refused template only through the
+		// service's own entries.
+		return strings.Contains(t.Resource, "{") && a.Reachable(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+	}
+	return a.Reachable(id.RoleID, svc, t.Resource, t.Verb, id.Requestor)
+}
+
+// Reaches reports whether id's role grants some verb on service, the
+// condition for reading the service's API document (administrators
+// always). a may be nil.
+func Reaches(a *policy.Authorizer, id *caller.Identity, service string) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if id == nil || id.RoleID == 0 || a == nil {
+		return false
+	}
+	return reachesAny(a, id, service)
 }
 
 // docVerbs are the verbs for which a role "reaches" a service.
@@ -245,6 +305,30 @@ var docVerbs = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.Me
 func reachesAny(a *policy.Authorizer, id *caller.Identity, service string) bool {
 	for _, v := range docVerbs {
 		if a.ServiceReachable(id.RoleID, service, v, id.Requestor) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReachesService reports whether id may call some verb on some component
+// of a service (its record's Name and Type): administrators reach every service;
+// a role reaches a service when an entry grants it any verb, and the
+// system service only through entries that name it. Access exceptions
+// (login, registration) do not count. Service lists (GET /api/v2) use it.
+func ReachesService(a *policy.Authorizer, id *caller.Identity, name, typ string) bool {
+	if id != nil && id.Admin {
+		return true
+	}
+	if a == nil || id == nil || id.RoleID == 0 {
+		return false
+	}
+	for _, v := range docVerbs {
+		if typ == TypeSystem {
+			if a.ServiceNamed(id.RoleID, name, v, id.Requestor) {
+				return true
+			}
+		} else if a.ServiceReachable(id.RoleID, name, v, id.Requestor) {
 			return true
 		}
 	}

@@ -31,6 +31,7 @@ var services = map[string]*store.Service{
 	"api_docs": {ID: 4, Name: "api_docs", Type: "swagger"},
 	"crm":      {ID: 5, Name: "crm", Type: "pgsql"},
 	"hooks":    {ID: 6, Name: "hooks", Type: "rws"},
+	"docsonly": {ID: 9, Name: "docsonly", Type: "sqlite"},
 	"other":    {ID: 7, Name: "other", Type: "mysql"},
 	"login":    {ID: 8, Name: "login", Type: "user"}, // a second user service, named otherwise
 }
@@ -52,6 +53,7 @@ func testRoles() []policy.Role {
 			{Service: "system", Component: "user/*", VerbMask: policy.VerbGet | policy.VerbPost, RequestorMask: api},
 			{Service: "crm", Component: "_table/deal", VerbMask: policy.VerbGet, RequestorMask: api},
 			{Service: "hooks", Component: "*", VerbMask: policy.VerbPost, RequestorMask: api},
+			{Service: "docsonly", Component: "_spec", VerbMask: policy.VerbGet, RequestorMask: api},
 			{Service: "api_docs", Component: "*", VerbMask: policy.VerbGet, RequestorMask: api},
 		}},
 		{ID: roleInactive, Name: "retired", Active: false, Accesses: []policy.Access{
@@ -166,7 +168,7 @@ func TestDecisions(t *testing.T) {
 		{name: "admin session refresh", id: user(0), svc: "system", res: "admin/session", vrb: "PUT", status: 204},
 		{name: "admin logout", id: user(0), svc: "system", res: "admin/session", vrb: "DELETE", status: 204},
 		{name: "admin password reset", id: keyOnly(0), svc: "system", res: "admin/password", vrb: "POST", status: 204},
-		{name: "admin password GET is no exception", id: keyOnly(0), svc: "system", res: "admin/password", vrb: "GET", status: 403, msg: policy.MsgRoleNotFound},
+		{name: "admin password GET is no exception", id: keyOnly(0), svc: "system", res: "admin/password", vrb: "GET", status: 401, msg: rbac.MsgNoSession},
 		{name: "environment", id: keyOnly(0), svc: "system", res: "environment", vrb: "GET", status: 204},
 		{name: "environment write is no exception", id: keyOnly(roleStaff), svc: "system", res: "environment", vrb: "POST", status: 403,
 			msg: "POST access to component 'environment' of service 'system'"},
@@ -178,13 +180,14 @@ func TestDecisions(t *testing.T) {
 		{name: "user profile", id: user(0), svc: "user", res: "profile", vrb: "PATCH", status: 204},
 		{name: "user profile DELETE is no exception", id: user(0), svc: "user", res: "profile", vrb: "DELETE", status: 403},
 		{name: "exception by type, not name", id: keyOnly(0), svc: "login", res: "session", vrb: "POST", status: 204},
-		{name: "exception path must be exact", id: keyOnly(0), svc: "user", res: "Session", vrb: "POST", status: 403},
+		{name: "exception path must be exact", id: keyOnly(0), svc: "user", res: "Session", vrb: "POST", status: 401},
 		{name: "exception clears an inherited grant", id: user(roleStaff), svc: "user", res: "profile", vrb: "GET", prior: contactGrant, status: 204},
 		{name: "exceptions need no identity", id: nil, svc: "user", res: "session", vrb: "POST", status: 204},
 
 		// Missing caller, role.
 		{name: "no identity", id: nil, svc: "db", res: "_table/contact", vrb: "GET", status: 401, msg: rbac.MsgNoCaller},
-		{name: "key without role", id: keyOnly(0), svc: "db", res: "_table/contact", vrb: "GET", status: 403, msg: policy.MsgRoleNotFound},
+		{name: "key without role and session: a session token is needed", id: keyOnly(0), svc: "db", res: "_table/contact", vrb: "GET", status: 401, msg: rbac.MsgNoSession},
+		{name: "script without role", id: script(0), svc: "db", res: "_table/contact", vrb: "GET", status: 403, msg: policy.MsgRoleNotFound},
 		{name: "user without role", id: user(0), svc: "db", res: "", vrb: "GET", status: 403, msg: policy.MsgRoleNotFound},
 		{name: "unknown role", id: user(99), svc: "db", res: "_table/contact", vrb: "GET", status: 403, msg: policy.MsgRoleNotFound},
 		{name: "inactive role", id: user(roleInactive), svc: "db", res: "_table/contact", vrb: "GET", status: 403, msg: policy.MsgRoleInactive},
@@ -225,9 +228,12 @@ func TestDecisions(t *testing.T) {
 		{name: "schema of a table is no fallback", id: keyOnly(roleStaff), svc: "crm", res: "_schema/deal", vrb: "GET", status: 403},
 		{name: "schema fallback needs GET somewhere", id: keyOnly(roleStaff), svc: "hooks", res: "_schema", vrb: "GET", status: 403},
 		{name: "schema of an unreachable service", id: keyOnly(roleStaff), svc: "other", res: "_schema", vrb: "GET", status: 403},
-		{name: "spec of a reached service", id: keyOnly(roleStaff), svc: "hooks", res: "_spec", vrb: "GET", status: 204, granted: true},
+		{name: "spec of a reached service without a _spec grant", id: keyOnly(roleStaff), svc: "hooks", res: "_spec", vrb: "GET", status: 403,
+			msg: rbac.MsgSpecNotGranted + " GET access to component '_spec' of service 'hooks'"},
 		{name: "spec of an unreachable service", id: keyOnly(roleStaff), svc: "other", res: "_spec", vrb: "GET", status: 403,
-			msg: "GET access to component '_spec' of service 'other'"},
+			msg: "spec endpoint not granted"},
+		{name: "spec granted by '*'", id: keyOnly(roleStaff), svc: "db", res: "_spec", vrb: "GET", status: 204, granted: true},
+		{name: "spec granted by '_spec'", id: keyOnly(roleStaff), svc: "docsonly", res: "_spec", vrb: "GET", status: 204, granted: true},
 		{name: "api_docs of a reached service", id: keyOnly(roleStaff), svc: "api_docs", res: "crm", vrb: "GET", status: 204, granted: true},
 		{name: "api_docs of an unreachable service", id: keyOnly(roleStaff), svc: "api_docs", res: "other", vrb: "GET", status: 403,
 			msg: "no access to service 'other'"},
@@ -354,7 +360,7 @@ func TestCustomException(t *testing.T) {
 		t.Fatalf("custom exception = %d", rec.Code)
 	}
 	// The custom list replaces the default one.
-	if rec, _ := run(t, stage, &caller.Identity{}, "system", "environment", "GET", nil); rec.Code != 403 {
+	if rec, _ := run(t, stage, &caller.Identity{}, "system", "environment", "GET", nil); rec.Code != 401 {
 		t.Fatalf("default exception under a custom list = %d", rec.Code)
 	}
 }

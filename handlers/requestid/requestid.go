@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 )
 
 // Header is the request and response header carrying the id.
@@ -17,18 +19,12 @@ type Options struct {
 	TrustClient bool
 }
 
-type key struct{}
+// From returns the request id in ctx, or "" (caller.RequestID: stages and
+// backends read it there, without importing this stage).
+func From(ctx context.Context) string { return caller.RequestID(ctx) }
 
-// From returns the request id in ctx, or "".
-func From(ctx context.Context) string {
-	id, _ := ctx.Value(key{}).(string)
-	return id
-}
-
-// With returns a context carrying id.
-func With(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, key{}, id)
-}
+// With returns a context carrying id (caller.WithRequestID).
+func With(ctx context.Context, id string) context.Context { return caller.WithRequestID(ctx, id) }
 
 // New returns the stage.
 func New(opts Options) (func(http.Handler) http.Handler, error) {

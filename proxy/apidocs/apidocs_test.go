@@ -232,7 +232,18 @@ func TestDocumentsShowOnlyWhatTheRoleReaches(t *testing.T) {
 			t.Errorf("schema %s of a table the role cannot reach is shown", name)
 		}
 	}
-	spec := getDoc(t, reader, "/api/v2/shop/_spec")
+	// _spec needs a grant of '_spec' (or '*') on the service itself.
+	if r := reader.Do(t, http.MethodGet, "/api/v2/shop/_spec", nil); r.Status != http.StatusForbidden ||
+		!strings.Contains(string(r.Body), "spec endpoint not granted") {
+		t.Errorf("_spec without a grant = %d %s, want 403 spec endpoint not granted", r.Status, r.Body)
+	}
+	specKey := appWithRole(t, admin, "reader with spec", []map[string]any{
+		{"service_id": docs, "component": "*", "verb_mask": 1},
+		{"service_id": db, "component": "_table/customer", "verb_mask": 1 | 2},
+		{"service_id": db, "component": "_schema/*", "verb_mask": 1},
+		{"service_id": db, "component": "_spec", "verb_mask": 1},
+	})
+	spec := getDoc(t, &proxytest.Client{Inst: in, APIKey: specKey}, "/api/v2/shop/_spec")
 	if diff := cmp.Diff(doc, spec); diff != "" {
 		t.Errorf("_spec differs from api_docs/shop:\n%s", diff)
 	}
@@ -268,7 +279,7 @@ func TestDocumentsShowOnlyWhatTheRoleReaches(t *testing.T) {
 		if r := c.Do(t, http.MethodGet, "/api/v2/api_docs/shop", nil); r.Status != http.StatusForbidden {
 			t.Errorf("api_docs/shop = %d %s, want 403", r.Status, r.Body)
 		}
-		// _spec needs only access to the service.
+		// _spec is granted by the role's '*' entry on the service.
 		doc := getDoc(t, c, "/api/v2/shop/_spec")
 		if ops := operations(doc); !ops["get /_table/orders"] || ops["post /_table/orders"] {
 			t.Errorf("GET-only role's _spec = %v", ops)

@@ -18,6 +18,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 )
 
 // DefaultFrom is the sender of a message whose request, template and
@@ -84,7 +85,15 @@ func (t SMTPType) New(_ context.Context, svc *store.Service, deps service.Deps) 
 	if err != nil {
 		return nil, err
 	}
-	return newBackend(svc, deps, NewSMTPSender(cfg, t.RootCAs, nil), cfg.Defaults), nil
+	allow, err := upstream.ParseAllowList(deps.UpstreamAllow)
+	if err != nil {
+		return nil, err
+	}
+	var dial upstream.DialFunc
+	if !allow.Empty() {
+		dial = allow.Dialer()
+	}
+	return newBackend(svc, deps, NewSMTPSender(cfg, t.RootCAs, dial), cfg.Defaults), nil
 }
 
 // Backend is an e-mail service: POST /api/v2/{service} sends a message,
@@ -180,6 +189,8 @@ func (b *Backend) send(ctx context.Context, m *Message) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, new(*upstream.NotAllowedError)):
+		return apierr.BadGateway("E-mail service '%s' points at an address that the upstream allow list does not permit.", b.name).WithCause(err)
 	case errors.Is(err, ErrUnreachable):
 		return apierr.Unavailable("E-mail service '%s' cannot reach its mail server now; try again later.", b.name).WithCause(err)
 	case errors.Is(err, ErrRefused):
@@ -287,7 +298,7 @@ func Document() *openapi3.T {
 		WithProperty("subject", str()).WithProperty("body_text", str()).WithProperty("body_html", str()).
 		WithProperty("from_name", str()).WithProperty("from_email", str()).
 		WithProperty("reply_to_name", str()).WithProperty("reply_to_email", str())
-	body.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.BoolPtr(true)}
+	body.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(true)}
 	doc.Components.Schemas["EmailRequest"] = openapi3.NewSchemaRef("", body)
 	count := openapi3.NewObjectSchema().WithProperty("count", service.Describe(openapi3.NewIntegerSchema(), "Recipients the message was sent to."))
 	count.Required = []string{"count"}

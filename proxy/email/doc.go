@@ -23,7 +23,14 @@
 // of recipients. A mail server that cannot be reached is a 503, one that
 // refuses the message a 502. Attachments are not supported (400).
 //
-// [Backend.SendTemplate] is how the user service sends password-reset,
-// registration and invitation mails through the e-mail service and
-// template its configuration names.
+// [Backend.SendTemplate] is how the platform's mailer (proxy/mail) sends
+// password-reset, registration and invitation mails through the e-mail
+// service and template the user service's configuration names.
+//
+// smtp_email connects only where the upstream allow list permits
+// (serve --upstream-allow, proxy/upstream; a refused address is a 502). It
+// sends with go-mail, extended here in one place: go-mail treats a
+// connection from a dial function as unencrypted, so for an SSL port
+// behind the allow list the TLS handshake is ours and authentication is
+// PLAIN over it rather than go-mail's auto-discovery.
 package email

@@ -211,9 +211,12 @@ func TestSMTPEmail(t *testing.T) {
 		name        string
 		implicitTLS bool
 		encryption  string
+		allow       []string
 	}{
-		{"starttls", false, "tls"},
-		{"ssl", true, "ssl"},
+		{"starttls", false, "tls", nil},
+		{"ssl", true, "ssl", nil},
+		{"starttls through the allow list", false, "tls", []string{"127.0.0.0/8"}},
+		{"ssl through the allow list", true, "ssl", []string{"127.0.0.0/8"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec, port := startSMTP(t, c.implicitTLS, cert)
@@ -222,7 +225,7 @@ func TestSMTPEmail(t *testing.T) {
 			if err := typ.ValidateConfig(json.RawMessage(config)); err != nil {
 				t.Fatal(err)
 			}
-			be, err := typ.New(t.Context(), &store.Service{Name: "mail", Type: "smtp_email", Config: config}, service.Deps{})
+			be, err := typ.New(t.Context(), &store.Service{Name: "mail", Type: "smtp_email", Config: config}, service.Deps{UpstreamAllow: c.allow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,6 +258,14 @@ func TestSMTPEmail(t *testing.T) {
 		be, _ := email.SMTPType{}.New(t.Context(), &store.Service{Name: "mail", Config: config}, service.Deps{})
 		if code, body := post(t, be, `{"to":"a@x.io","subject":"x"}`); code < 500 {
 			t.Errorf("untrusted certificate = %d %s", code, body)
+		}
+	})
+	t.Run("not in the upstream allow list", func(t *testing.T) {
+		_, port := startSMTP(t, false, cert)
+		config := `{"host":"127.0.0.1","port":` + itoa(port) + `,"encryption":"none","timeout":5}`
+		be, _ := email.SMTPType{}.New(t.Context(), &store.Service{Name: "mail", Config: config}, service.Deps{UpstreamAllow: []string{"10.0.0.0/8"}})
+		if code, body := post(t, be, `{"to":"a@x.io","subject":"x"}`); code != http.StatusBadGateway || !strings.Contains(body, "upstream allow list") {
+			t.Errorf("refused address = %d %s", code, body)
 		}
 	})
 	t.Run("server down", func(t *testing.T) {

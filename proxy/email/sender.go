@@ -150,10 +150,11 @@ func (s *SMTPSender) Send(ctx context.Context, m *Message) error {
 			port = 465
 		}
 	}
+	tlsConfig := &tls.Config{ServerName: s.cfg.Host, RootCAs: s.rootCAs, MinVersion: tls.VersionTLS12}
 	opts := []gomail.Option{
 		gomail.WithPort(port),
 		gomail.WithTimeout(time.Duration(s.cfg.Timeout) * time.Second),
-		gomail.WithTLSConfig(&tls.Config{ServerName: s.cfg.Host, RootCAs: s.rootCAs, MinVersion: tls.VersionTLS12}),
+		gomail.WithTLSConfig(tlsConfig),
 	}
 	switch enc {
 	case "ssl":
@@ -164,11 +165,36 @@ func (s *SMTPSender) Send(ctx context.Context, m *Message) error {
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
 	}
 	if s.cfg.Username != "" {
-		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
+		auth := gomail.SMTPAuthAutoDiscover
+		if s.dial != nil && enc == "ssl" {
+			// go-mail takes a connection from a dial function for
+			// unencrypted even when it is TLS, and its auto-discovery then
+			// leaves out PLAIN and LOGIN; PLAIN over our TLS is what an SSL
+			// port offers.
+			auth = gomail.SMTPAuthPlain
+		}
+		opts = append(opts, gomail.WithSMTPAuth(auth),
 			gomail.WithUsername(s.cfg.Username), gomail.WithPassword(s.cfg.Password))
 	}
 	if s.dial != nil {
-		opts = append(opts, gomail.WithDialContextFunc(s.dial))
+		dial := s.dial
+		if enc == "ssl" {
+			// go-mail dials a given function as it is, also for SSL: the
+			// TLS handshake is ours then.
+			dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				raw, err := s.dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				c := tls.Client(raw, tlsConfig)
+				if err := c.HandshakeContext(ctx); err != nil {
+					raw.Close()
+					return nil, err
+				}
+				return c, nil
+			}
+		}
+		opts = append(opts, gomail.WithDialContextFunc(dial))
 	}
 	c, err := gomail.NewClient(s.cfg.Host, opts...)
 	if err != nil {

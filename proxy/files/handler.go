@@ -17,6 +17,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 )
 
 // Defaults of a Handler.
@@ -143,6 +144,8 @@ func (h *Handler) storageErr(err error, notFound string) error {
 		return apierr.NotFound("%s", notFound).WithCause(err)
 	case errors.Is(err, ErrEscapes):
 		return apierr.BadRequest("File operation refused: path escapes the storage root.").WithCause(err)
+	case errors.As(err, new(*upstream.NotAllowedError)):
+		return apierr.BadGateway("File service '%s' points at an address that the upstream allow list does not permit.", h.Name).WithCause(err)
 	case errors.Is(err, ErrUnavailable):
 		return apierr.Unavailable("File service '%s' cannot reach its storage now; try again later.", h.Name).WithCause(err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

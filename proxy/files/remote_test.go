@@ -18,12 +18,17 @@ import (
 
 // serveType builds a backend of typ for config and serves it.
 func serveType(t *testing.T, typ service.Type, config any) *httptest.Server {
+	return serveTypeWith(t, typ, config, service.Deps{DataDir: t.TempDir()})
+}
+
+// serveTypeWith is serveType with the backend's dependencies.
+func serveTypeWith(t *testing.T, typ service.Type, config any, deps service.Deps) *httptest.Server {
 	t.Helper()
 	raw, _ := json.Marshal(config)
 	if err := typ.ValidateConfig(raw); err != nil {
 		t.Fatalf("config refused: %v", err)
 	}
-	be, err := typ.New(t.Context(), &store.Service{Name: "remote", Type: typ.Info().Name, Config: string(raw)}, service.Deps{DataDir: t.TempDir()})
+	be, err := typ.New(t.Context(), &store.Service{Name: "remote", Type: typ.Info().Name, Config: string(raw)}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +144,28 @@ func TestConfigValidation(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s %s: %q lacks %q", c.typ.Info().Name, c.cfg, err, w)
 			}
+		}
+	}
+}
+
+// TestUpstreamAllowList: with an allow list that leaves out the server's
+// address, SFTP and WebDAV services never connect to it and answer 502.
+func TestUpstreamAllowList(t *testing.T) {
+	deps := service.Deps{DataDir: t.TempDir(), UpstreamAllow: []string{"10.0.0.0/8"}}
+	sftpConfig, _ := startSFTP(t, t.TempDir())
+	for name, tc := range map[string]struct {
+		typ service.Type
+		cfg any
+	}{
+		"sftp":   {files.SFTPType{}, sftpConfig},
+		"webdav": {files.WebDAVType{}, startWebDAV(t, t.TempDir())},
+	} {
+		code, body := get(t, serveTypeWith(t, tc.typ, tc.cfg, deps).URL+"/")
+		if code != http.StatusBadGateway || !strings.Contains(body, "upstream allow list") {
+			t.Errorf("%s: %d %s", name, code, body)
+		}
+		if code, body := get(t, serveType(t, tc.typ, tc.cfg).URL+"/"); code != http.StatusOK {
+			t.Errorf("%s without the allow list: %d %s", name, code, body)
 		}
 	}
 }

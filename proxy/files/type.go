@@ -10,6 +10,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 )
 
 // LocalType is the local_file service type: files in a folder of the data
@@ -103,7 +104,11 @@ func (SFTPType) New(_ context.Context, svc *store.Service, deps service.Deps) (s
 	if logger != nil {
 		logger = logger.With("service", svc.Name)
 	}
-	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewSFTP(cfg, logger, nil), Logger: logger}}, nil
+	allow, err := upstream.ParseAllowList(deps.UpstreamAllow)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewSFTP(cfg, logger, allow.Dialer()), Logger: logger}}, nil
 }
 
 // WebDAVType is the webdav_file service type: files on a WebDAV server.
@@ -131,5 +136,9 @@ func (WebDAVType) New(_ context.Context, svc *store.Service, deps service.Deps) 
 	if logger != nil {
 		logger = logger.With("service", svc.Name)
 	}
-	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewWebDAV(cfg, nil), Logger: logger}}, nil
+	allow, err := upstream.ParseAllowList(deps.UpstreamAllow)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewWebDAV(cfg, allow.Dialer()), Logger: logger}}, nil
 }

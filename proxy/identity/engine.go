@@ -37,6 +37,11 @@ type Options struct {
 	// a session. Nil means no roles and no apps: administrators are
 	// administrators and users have no role.
 	Snapshot func() *store.Snapshot
+	// Changed is called after the engine committed a change to the
+	// configuration snapshot (the role mappings of a registered user), so
+	// that the instance reloads it before answering: the caller's next
+	// request already sees it. Nil: the change arrives with the next poll.
+	Changed func(ctx context.Context) error
 
 	// TokenTTL is a session's default lifetime (24 h).
 	TokenTTL time.Duration
@@ -70,6 +75,14 @@ type Options struct {
 	// (the user service's password_email_service_id); nil lets the
 	// mailer choose.
 	PasswordEmailServiceID *int64
+	// PasswordEmailTemplateID names the template of reset mails
+	// (password_email_template_id); nil sends a plain message.
+	PasswordEmailTemplateID *int64
+	// ConfirmResetURL and ConfirmRegisterURL are the pages the links of
+	// reset and confirmation mails open, with code, email and username
+	// added to the query; empty means DefaultConfirmResetURL and
+	// DefaultConfirmRegisterURL.
+	ConfirmResetURL, ConfirmRegisterURL string
 	// Registration configures open registration (user service only).
 	Registration Registration
 }
@@ -78,13 +91,16 @@ type Options struct {
 type Registration struct {
 	// Open allows POST /user/register (allow_open_registration).
 	Open bool
-	// RoleID is the role given to registered users for the app they
-	// registered through (open_reg_role_id); nil gives none.
+	// RoleID is the role given to registered users, through every app
+	// (open_reg_role_id); nil gives none.
 	RoleID *int64
 	// EmailServiceID, when set, makes registration send a confirmation
 	// code the user must present before signing in
 	// (open_reg_email_service_id).
 	EmailServiceID *int64
+	// EmailTemplateID names the confirmation mail's template
+	// (open_reg_email_template_id); nil sends a plain message.
+	EmailTemplateID *int64
 }
 
 // Engine checks credentials, issues, verifies and revokes session tokens,
@@ -130,6 +146,12 @@ func New(st *store.Store, opts Options) (*Engine, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.ConfirmResetURL == "" {
+		opts.ConfirmResetURL = DefaultConfirmResetURL
+	}
+	if opts.ConfirmRegisterURL == "" {
+		opts.ConfirmRegisterURL = DefaultConfirmRegisterURL
 	}
 	log := opts.Logger
 	if log == nil {

@@ -297,9 +297,12 @@ func (s *Engine) requestReset(ctx context.Context, admin bool, email string) (an
 		Subject: "Password reset",
 		Text: fmt.Sprintf("Hello %s,\n\nUse this code to reset your password: %s\nIt expires in %d minutes. If you did not ask for a reset, ignore this message.\n",
 			displayName(u), code, mins),
-		Data: mailData(u, code),
+		Data: mailData(u, code, "Password Reset", confirmLink(s.opts.ConfirmResetURL, u, code)),
 	}
 	m.ServiceID = serviceID
+	if s.opts.PasswordEmailTemplateID != nil {
+		m.TemplateID = *s.opts.PasswordEmailTemplateID
+	}
 	if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
 		if errors.Is(err, ErrNoMailer) {
 			s.log.WarnContext(ctx, "password reset requested but no e-mail service is configured", "user_id", u.ID)
@@ -320,11 +323,6 @@ func displayName(u *store.User) string {
 		return u.Name
 	}
 	return u.Email
-}
-
-func mailData(u *store.User, code string) map[string]string {
-	return map[string]string{"first_name": u.FirstName, "last_name": u.LastName, "name": u.Name,
-		"email": u.Email, "confirm_code": code}
 }
 
 // checkCode finds the user of email whose pending code is code; its errors

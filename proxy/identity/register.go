@@ -36,11 +36,12 @@ type RegisterRequest struct {
 }
 
 // Register registers a user when open registration is enabled (Forbidden
-// otherwise). The new user gets Registration.RoleID for the app of the
-// caller in ctx. When Registration.EmailServiceID is set the account must
-// be confirmed with the code e-mailed to it ({email, code} registered
-// again) before it can sign in. The answer notes a confirmation sent, or
-// carries a session token when Login is asked for.
+// otherwise). The new user gets Registration.RoleID through every app, as
+// in DreamFactory, and Options.Changed is called once that mapping is
+// committed. When Registration.EmailServiceID is set the account must be
+// confirmed with the code e-mailed to it ({email, code} registered again)
+// before it can sign in. The answer notes a confirmation sent, or carries
+// a session token when Login is asked for.
 func (s *Engine) Register(ctx context.Context, rr RegisterRequest) (*Answer, error) {
 	reg := s.opts.Registration
 	if !reg.Open {
@@ -90,14 +91,28 @@ func (s *Engine) Register(ctx context.Context, rr RegisterRequest) (*Answer, err
 		if _, err := tx.NewInsert().Model(u).Exec(ctx); err != nil {
 			return err
 		}
-		if roleID != 0 && app != 0 {
-			if _, err := tx.NewInsert().Model(&store.UserAppRole{UserID: u.ID, AppID: app, RoleID: roleID}).Exec(ctx); err != nil {
-				return err
-			}
-			// user_to_app_to_role is part of the configuration snapshot.
-			return store.Touch(ctx, tx)
+		if roleID == 0 {
+			return nil
 		}
-		return nil
+		// As DreamFactory does (User::applyDefaultUserAppRole), the
+		// registration role applies through every app, so the new user
+		// has it whatever key (or none) the next call comes with.
+		var apps []int64
+		if err := tx.NewSelect().Model((*store.App)(nil)).Column("id").Order("id").Scan(ctx, &apps); err != nil {
+			return err
+		}
+		if len(apps) == 0 {
+			return nil
+		}
+		maps := make([]store.UserAppRole, len(apps))
+		for i, a := range apps {
+			maps[i] = store.UserAppRole{UserID: u.ID, AppID: a, RoleID: roleID}
+		}
+		if _, err := tx.NewInsert().Model(&maps).Exec(ctx); err != nil {
+			return err
+		}
+		// user_to_app_to_role is part of the configuration snapshot.
+		return store.Touch(ctx, tx)
 	})
 	if err != nil {
 		if s.isUnique(err) {
@@ -106,12 +121,22 @@ func (s *Engine) Register(ctx context.Context, rr RegisterRequest) (*Answer, err
 		return nil, internal(fmt.Errorf("identity: register: %w", err))
 	}
 	s.log.InfoContext(ctx, "user registered", "user_id", u.ID, "confirmation_required", confirm)
+	if roleID != 0 && s.opts.Changed != nil {
+		if err := s.opts.Changed(context.WithoutCancel(ctx)); err != nil {
+			// The mapping is committed; other instances (and this one)
+			// pick it up with the next poll.
+			s.log.WarnContext(ctx, "reload after registration failed", "user_id", u.ID, "error", err)
+		}
+	}
 	if confirm {
 		m := Mail{Kind: MailConfirmation, ServiceID: *reg.EmailServiceID, To: u.Email, ToName: u.Name,
 			Subject: "Confirm your registration",
 			Text: fmt.Sprintf("Hello %s,\n\nUse this code to confirm your registration: %s\nIt expires in %d hours.\n",
 				displayName(u), code, int64(ConfirmCodeTTL/time.Hour)),
-			Data: mailData(u, code),
+			Data: mailData(u, code, "Registration Confirmation", confirmLink(s.opts.ConfirmRegisterURL, u, code)),
+		}
+		if reg.EmailTemplateID != nil {
+			m.TemplateID = *reg.EmailTemplateID
 		}
 		if err := s.opts.Mailer.SendMail(ctx, m); err != nil {
 			// Undo, so that the address can register again.

@@ -26,6 +26,9 @@ type schemaOp struct {
 	alter  dialects.TableChanges
 	fks    []dialects.ForeignKey
 	drop   bool
+	// extras are the field extras sent with the fields (kept in the
+	// system store once the change is made; see extras.go).
+	extras []*extraInput
 }
 
 func (op *schemaOp) empty() bool {
@@ -47,8 +50,10 @@ func (op *schemaOp) empty() bool {
 // The introspection cache is refreshed here and on every other instance
 // (the service's schema epoch moves) whenever something may have changed.
 func (b *Backend) applySchema(ctx context.Context, db *bun.DB, ops []*schemaOp) error {
+	all := ops
 	ops = slices.DeleteFunc(slices.Clone(ops), (*schemaOp).empty)
 	if len(ops) == 0 {
+		b.saveExtras(ctx, all) // a change of labels or rules alone
 		return nil
 	}
 	ops = orderOps(ops)
@@ -79,6 +84,9 @@ func (b *Backend) applySchema(ctx context.Context, db *bun.DB, ops []*schemaOp) 
 	}
 	if changed {
 		b.schemaChanged(ctx)
+	}
+	if err == nil {
+		b.saveExtras(ctx, all)
 	}
 	return b.ddlError(err)
 }

@@ -179,7 +179,7 @@
 // values too (set into session variables by bound SET statements, on the
 // call's own connection, cleared afterwards). PostgreSQL arguments are cast
 // to the parameter types the catalog gives. The query language is parsed by
-// proxy/sqldb/filter, which compiles through the [filter.Resolver] this
+// proxy/filter, which compiles through the [filter.Resolver] this
 // package implements over the schema, so request text never becomes SQL.
 // The caller's [caller.Grant] is honoured: fields it does not allow are
 // dropped from reads (related records too) and refused in writes with 403;

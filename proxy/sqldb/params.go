@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // record is one record of a request body: field names as sent, JSON

@@ -10,7 +10,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // flushSize is how much encoded JSON a streamed response gathers before it
@@ -124,18 +124,17 @@ func (s *selection) aliasHint(t *dialects.Table, name, alias string) {
 
 // query is a read to run.
 type query struct {
-	sel      *selection
-	cond     string
-	args     []any
-	group    string
-	gargs    []any
-	having   string
-	hargs    []any
-	order    string
-	oargs    []any
-	limit    int // 0: none
-	offset   int
-	useGrant bool
+	sel    *selection
+	cond   string
+	args   []any
+	group  string
+	gargs  []any
+	having string
+	hargs  []any
+	order  string
+	oargs  []any
+	limit  int // 0: none
+	offset int
 }
 
 func (q *tableReq) build(db bun.IDB, qu *query) *bun.SelectQuery {

@@ -32,6 +32,9 @@ type schemaReq struct {
 	idsGiven   bool
 	checkExist bool
 	body       []byte
+	// extras are the kept field extras (fieldExtras), read once.
+	extras     map[string]map[string]*store.FieldExtra
+	extrasRead bool
 }
 
 // serveSchema handles _schema and the paths below it:
@@ -195,7 +198,7 @@ func (q *schemaReq) get(ctx context.Context, rest []string) error {
 				if err != nil {
 					return err
 				}
-				out = append(out, pick(describeTable(t, q.serviceID()), q.fields))
+				out = append(out, pick(q.describeTable(ctx, t), q.fields))
 			}
 			return writeJSON(q.w, map[string]any{"resource": out})
 		}
@@ -204,7 +207,7 @@ func (q *schemaReq) get(ctx context.Context, rest []string) error {
 		}
 		out := make([]any, 0, len(q.s.Tables))
 		for _, t := range q.s.Tables {
-			out = append(out, pick(describeTable(t, q.serviceID()), q.fields))
+			out = append(out, pick(q.describeTable(ctx, t), q.fields))
 		}
 		return writeJSON(q.w, map[string]any{"resource": out})
 	}
@@ -214,12 +217,12 @@ func (q *schemaReq) get(ctx context.Context, rest []string) error {
 	}
 	switch {
 	case len(rest) == 1:
-		return writeJSON(q.w, pick(describeTable(t, q.serviceID()), q.fields))
+		return writeJSON(q.w, pick(q.describeTable(ctx, t), q.fields))
 	case rest[1] == "_field" && len(rest) == 2:
 		out := make([]any, 0, len(t.Columns))
 		for _, c := range t.Columns {
 			if !q.idsGiven || containsFold(q.ids, c.Name) {
-				out = append(out, pick(describeField(c), q.fields))
+				out = append(out, pick(q.describeField(ctx, t.Name, c), q.fields))
 			}
 		}
 		return writeJSON(q.w, map[string]any{"resource": out})
@@ -243,7 +246,7 @@ func (q *schemaReq) get(ctx context.Context, rest []string) error {
 	if c == nil {
 		return apierr.NotFound("Field '%s' not found in table '%s'.", name, t.Name)
 	}
-	return writeJSON(q.w, pick(describeField(c), q.fields))
+	return writeJSON(q.w, pick(q.describeField(ctx, t.Name, c), q.fields))
 }
 
 func containsFold(list []string, s string) bool {
@@ -299,7 +302,7 @@ func createOp(in *tableInput) (*schemaOp, error) {
 	if len(problems) > 0 {
 		return nil, invalidSchema(in.name, problems)
 	}
-	return &schemaOp{table: in.name, create: &spec}, nil
+	return &schemaOp{table: in.name, create: &spec, extras: extrasOf(in.fields)}, nil
 }
 
 // alterOp plans the changes of table t from field objects: listed fields
@@ -308,7 +311,7 @@ func createOp(in *tableInput) (*schemaOp, error) {
 // mustExist, refused with 404); with replace, the fields not listed are
 // dropped.
 func alterOp(t *dialects.Table, fields []*fieldInput, replace, mustExist bool) (*schemaOp, error) {
-	op := &schemaOp{table: t.Name}
+	op := &schemaOp{table: t.Name, extras: extrasOf(fields)}
 	listed := map[string]bool{}
 	var problems []string
 	for _, f := range fields {
@@ -449,7 +452,7 @@ func (q *schemaReq) listTables(ctx context.Context, names []string) error {
 		case q.fields == "":
 			out = append(out, map[string]any{"name": t.Name})
 		default:
-			out = append(out, pick(describeTable(t, q.serviceID()), q.fields))
+			out = append(out, pick(q.describeTable(ctx, t), q.fields))
 		}
 	}
 	return writeJSON(q.w, map[string]any{"resource": out})
@@ -469,7 +472,7 @@ func (q *schemaReq) oneTable(ctx context.Context, name string) error {
 		}
 		return writeJSON(q.w, map[string]any{"name": name})
 	}
-	return writeJSON(q.w, pick(describeTable(t, q.serviceID()), q.fields))
+	return writeJSON(q.w, pick(q.describeTable(ctx, t), q.fields))
 }
 
 // tableBody reads the body of a request on one table: a table object
@@ -731,7 +734,7 @@ func (q *schemaReq) writeFields(ctx context.Context, table, one string) error {
 		case q.fields == "":
 			return map[string]any{"name": c.Name}
 		}
-		return pick(describeField(c), q.fields)
+		return pick(q.describeField(ctx, t.Name, c), q.fields)
 	}
 	if one != "" {
 		return writeJSON(q.w, result(fields[0]))
@@ -777,6 +780,14 @@ func (q *schemaReq) dropFields(ctx context.Context, table string, names []string
 	return writeJSON(q.w, map[string]any{"resource": out})
 }
 
+// refFields is a relation's ref_field, or its synonym ref_fields.
+func refFields(str func(string) string) string {
+	if v := str("ref_field"); v != "" {
+		return v
+	}
+	return str("ref_fields")
+}
+
 // addRelations answers POST _schema/{t}/_related: each belongs_to
 // relation becomes a foreign key of t ({type, field, ref_table,
 // ref_field, ref_on_delete, ref_on_update}; several fields separated by
@@ -808,7 +819,7 @@ func (q *schemaReq) addRelations(ctx context.Context, table string) error {
 			return apierr.BadRequest("Relation %d: only belongs_to relations can be created here (as a foreign key of '%s'); a %s relation follows from a foreign key of the other table.", i, t.Name, typ)
 		}
 		fk := dialects.ForeignKey{
-			Columns: splitNames(str("field")), RefTable: str("ref_table"), RefColumns: splitNames(str("ref_field")),
+			Columns: splitNames(str("field")), RefTable: str("ref_table"), RefColumns: splitNames(refFields(str)),
 			OnDelete: str("ref_on_delete"), OnUpdate: str("ref_on_update"),
 		}
 		if len(fk.Columns) == 0 || fk.RefTable == "" || len(fk.RefColumns) == 0 {

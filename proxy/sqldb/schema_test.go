@@ -521,3 +521,54 @@ func TestSchemaSeveralTables(t *testing.T) {
 		}
 	})
 }
+
+// TestSchemaDreamFactoryFieldKeys checks the field keys DreamFactory's
+// clients send: ref_fields as a synonym of ref_field, size as the length,
+// and label, validation and picklist kept and returned.
+func TestSchemaDreamFactoryFieldKeys(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		e := newEnv(t, cfg, nil)
+		const keys = "?fields=name,label,type,length,validation,picklist,is_foreign_key,ref_table,ref_field"
+		steps := []step{
+			{name: "create with size, ref_fields and extras", method: "POST", path: "_schema", body: list(obj("name", "shelf", "field", list(
+				obj("name", "id", "type", "id"),
+				obj("name", "code", "type", "string", "size", 12, "label", "Shelf code", "validation", obj("not_empty", obj("on_fail", "Code required"))),
+				obj("name", "colour", "type", "string", "picklist", list("red", "blue")),
+				obj("name", "tag_id", "type", "reference", "ref_table", "tag", "ref_fields", "id")))),
+				status: 200, want: `{"resource":[{"name":"shelf"}]}`},
+			{name: "size is the length, extras returned", method: "GET", path: "_schema/shelf/_field/code" + keys, status: 200,
+				want: `{"name":"code","label":"Shelf code","type":"string","length":12,"validation":{"not_empty":{"on_fail":"Code required"}},"picklist":null,"is_foreign_key":false,"ref_table":null,"ref_field":null}`},
+			{name: "picklist returned", method: "GET", path: "_schema/shelf/_field/colour?fields=picklist,label", status: 200,
+				want: `{"label":"Colour","picklist":["red","blue"]}`},
+			{name: "ref_fields made the foreign key", method: "GET", path: "_schema/shelf/_field/tag_id?fields=is_foreign_key,ref_table,ref_field", status: 200,
+				want: `{"is_foreign_key":true,"ref_table":"tag","ref_field":"id"}`},
+			{name: "extras in the table object", method: "GET", path: "_schema/shelf", status: 200,
+				contains: []string{`"label":"Shelf code"`, `"validation":{"not_empty":{"on_fail":"Code required"}}`}},
+			{name: "a label alone changes only the label", method: "PATCH", path: "_schema/shelf/_field/code", body: obj("label", "Code"), status: 200, want: `{"name":"code"}`},
+			{name: "validation kept", method: "GET", path: "_schema/shelf/_field/code?fields=label,length,validation", status: 200,
+				want: `{"label":"Code","length":12,"validation":{"not_empty":{"on_fail":"Code required"}}}`},
+			{name: "size on alter", method: "PATCH", path: "_schema/shelf/_field/code", body: obj("size", 30, "validation", nil), status: 200, want: `{"name":"code"}`},
+			{name: "null cleared the validation", method: "GET", path: "_schema/shelf/_field/code?fields=label,length,validation", status: 200,
+				want: `{"label":"Code","length":30,"validation":null}`},
+			{name: "added field with ref_fields", method: "POST", path: "_schema/shelf/_field", body: list(obj("name", "other_tag", "type", "integer", "ref_table", "tag", "ref_fields", "id", "label", "Other")),
+				status: 200, want: `{"resource":[{"name":"other_tag"}]}`},
+			{name: "added field's key and label", method: "GET", path: "_schema/shelf/_field/other_tag?fields=label,is_foreign_key,ref_table", status: 200,
+				want: `{"label":"Other","is_foreign_key":true,"ref_table":"tag"}`},
+			{name: "plain column", method: "POST", path: "_schema/shelf/_field", body: list(obj("name", "tag2", "type", "integer")), status: 200},
+			{name: "relation by ref_fields", method: "POST", path: "_schema/shelf/_related", body: list(obj("type", "belongs_to", "field", "tag2", "ref_table", "tag", "ref_fields", "id")),
+				status: 200},
+			{name: "relation made", method: "GET", path: "_schema/shelf/_field/tag2?fields=is_foreign_key,ref_table,ref_field", status: 200,
+				want: `{"is_foreign_key":true,"ref_table":"tag","ref_field":"id"}`},
+			{name: "dropped field forgets its extras", method: "DELETE", path: "_schema/shelf/_field/code", status: 200, want: `{"success":true}`},
+			{name: "re-added field starts fresh", method: "POST", path: "_schema/shelf/_field", body: list(obj("name", "code", "type", "string")), status: 200},
+			{name: "no old label", method: "GET", path: "_schema/shelf/_field/code?fields=label,validation", status: 200, want: `{"label":"Code","validation":null}`},
+			{name: "drop table", method: "DELETE", path: "_schema/shelf", status: 200, want: `{"success":true}`},
+			{name: "re-created table starts fresh", method: "POST", path: "_schema", body: list(obj("name", "shelf", "field", list(obj("name", "id", "type", "id"), obj("name", "colour", "type", "string")))), status: 200},
+			{name: "no old picklist", method: "GET", path: "_schema/shelf/_field/colour?fields=picklist", status: 200, want: `{"picklist":null}`},
+		}
+		for _, s := range steps {
+			status, body := e.do(t, s.method, q(s.path), s.body)
+			checkStep(t, s, status, body)
+		}
+	})
+}

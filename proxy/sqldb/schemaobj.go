@@ -8,9 +8,10 @@ import (
 )
 
 // The objects of the schema API, in DreamFactory's shapes and key order
-// (TableSchema, ColumnSchema and RelationSchema toArray). Keys DreamFactory
-// keeps in its own tables (alias, picklist, validation, …) are always
-// null or false: Portcullis reports what the database holds.
+// (TableSchema, ColumnSchema and RelationSchema toArray). A field's label,
+// validation and picklist are those a client set (kept in the system
+// store, see extras.go); the other keys DreamFactory keeps in its own
+// tables (alias, db_function, …) are always null or false.
 
 // tableObject is a table in the schema API.
 type tableObject struct {

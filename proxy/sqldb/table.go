@@ -7,12 +7,11 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // tableReq is one request on a table.
@@ -227,9 +226,3 @@ func badQuery(err error) error {
 	}
 	return apierr.BadRequest("Invalid request: %s.", err.Error()).WithCause(err)
 }
-
-// tableExpr is the table's quoted name for FROM.
-func (q *tableReq) tableExpr() schema.QueryAppender { return bun.Ident(q.table.Name) }
-
-// idb is the handle queries run on: the pool or a transaction.
-type idb = bun.IDB

@@ -10,7 +10,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 const noRecords = `No record(s) detected in request. Please make sure record(s) are wrapped in a 'resource' tag. Example: {"resource":[{"name":"value"}]}`

@@ -172,7 +172,7 @@ func PruneSnapshots(ctx context.Context, db bun.IDB, serviceID int64, table stri
 	if dryRun {
 		return versions, nil
 	}
-	if _, err := db.NewDelete().Model((*SchemaSnapshot)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+	if _, err := db.NewDelete().Model((*SchemaSnapshot)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: delete archived snapshots: %w", err)
 	}
 	return versions, nil

@@ -29,8 +29,8 @@ type Options struct {
 	// stage counts in. system/limit_cache reads and resets them, and a
 	// deleted limit's counters are cleared. Nil: limit_cache answers 501.
 	LimitStore *limiter.Store
-	// Mailer delivers administrators' password-reset codes instead of the
-	// e-mail services of the configuration (tests, embedders).
+	// Mailer delivers administrators' password-reset codes; proxy.New
+	// hands the platform's one Mailer. Nil: no mail can be sent.
 	Mailer identity.Mailer
 	// Now is the clock of session tokens; nil means time.Now.
 	Now func() time.Time
@@ -107,21 +107,8 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 		Mailer:   t.opts.Mailer,
 		Snapshot: deps.Registry.Snapshot,
 	}
-	if aopts.Mailer == nil {
-		aopts.Mailer = registryMailer{reg: deps.Registry}
-	}
-	if snap := deps.Registry.Snapshot(); snap != nil {
-		for _, s := range snap.Services {
-			if s.Type == "user" {
-				var cfg struct {
-					ID *int64 `json:"password_email_service_id"`
-				}
-				if json.Unmarshal(s.ConfigJSON(), &cfg) == nil {
-					aopts.PasswordEmailServiceID = cfg.ID
-				}
-				break
-			}
-		}
+	if aopts.Mailer != nil {
+		aopts.Mailer = adminMailer{Mailer: aopts.Mailer, snapshot: deps.Registry.Snapshot}
 	}
 	a, err := identity.New(deps.Store, aopts)
 	if err != nil {
@@ -421,49 +408,57 @@ func (b *Backend) serveAdminSelf(w http.ResponseWriter, r *http.Request, what st
 	return h(w, r)
 }
 
-// registryMailer sends through the e-mail service named by id (0: the
-// service named "email") when its backend implements identity.Mailer.
-type registryMailer struct {
-	reg service.Registry
+// adminMailer sends administrators' reset mail as the user service's
+// configuration says now (password_email_service_id and
+// password_email_template_id), as DreamFactory does: the system service is
+// not rebuilt when the user service changes.
+type adminMailer struct {
+	identity.Mailer
+	snapshot func() *store.Snapshot
 }
 
-func (m registryMailer) mailer(serviceID int64) (identity.Mailer, int64, bool) {
-	snap := m.reg.Snapshot()
+// passwordMail reads the user service's reset-mail settings.
+func (m adminMailer) passwordMail() (serviceID, templateID int64) {
+	snap := m.snapshot()
 	if snap == nil {
-		return nil, 0, false
+		return 0, 0
 	}
-	var svc *store.Service
-	if serviceID == 0 {
-		svc = snap.Service("email")
-	} else {
-		svc = snap.ServiceByID(serviceID)
+	for _, s := range snap.Services {
+		if s.Type != "user" {
+			continue
+		}
+		var cfg struct {
+			ID         *int64 `json:"password_email_service_id"`
+			TemplateID *int64 `json:"password_email_template_id"`
+		}
+		if json.Unmarshal(s.ConfigJSON(), &cfg) == nil {
+			if cfg.ID != nil {
+				serviceID = *cfg.ID
+			}
+			if cfg.TemplateID != nil {
+				templateID = *cfg.TemplateID
+			}
+		}
+		break
 	}
-	if svc == nil || !svc.IsActive {
-		return nil, 0, false
-	}
-	be, ok := m.reg.Backend(svc.Name)
-	if !ok {
-		return nil, 0, false
-	}
-	ml, ok := be.(identity.Mailer)
-	return ml, svc.ID, ok
+	return serviceID, templateID
 }
 
 // CanSend implements identity.MailerAvailability.
-func (m registryMailer) CanSend(serviceID int64) bool {
-	_, _, ok := m.mailer(serviceID)
-	return ok
+func (m adminMailer) CanSend(serviceID int64) bool {
+	if serviceID == 0 {
+		serviceID, _ = m.passwordMail()
+	}
+	if c, ok := m.Mailer.(identity.MailerAvailability); ok {
+		return c.CanSend(serviceID)
+	}
+	return true
 }
 
 // SendMail implements identity.Mailer.
-func (m registryMailer) SendMail(ctx context.Context, msg identity.Mail) error {
-	ml, id, ok := m.mailer(msg.ServiceID)
-	if !ok {
-		return identity.ErrNoMailer
+func (m adminMailer) SendMail(ctx context.Context, msg identity.Mail) error {
+	if msg.ServiceID == 0 && msg.TemplateID == 0 {
+		msg.ServiceID, msg.TemplateID = m.passwordMail()
 	}
-	msg.ServiceID = id
-	if err := ml.SendMail(ctx, msg); err != nil {
-		return fmt.Errorf("system: send mail: %w", err)
-	}
-	return nil
+	return m.Mailer.SendMail(ctx, msg)
 }

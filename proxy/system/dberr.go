@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/engines"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
@@ -24,26 +25,36 @@ const (
 	foreignKeyViolation
 )
 
-// classify recognises unique and foreign-key violations in the errors of
-// the three system database drivers (SQLite, pgx, go-sql-driver/mysql) by
-// their stable texts and codes, without importing the drivers.
+// systemDialects are the engines a system database can run on; each
+// classifies only its own driver's errors.
+var systemDialects = func() []dialects.Dialect {
+	var ds []dialects.Dialect
+	for _, k := range []dialects.Kind{dialects.SQLite, dialects.Postgres, dialects.MySQL} {
+		if d, err := engines.Get(k); err == nil {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}()
+
+// classify recognises unique and foreign-key violations in a driver's
+// error with the dialects' own classification (codes, not texts).
 func classify(err error) constraintKind {
 	if err == nil {
 		return noConstraint
 	}
-	s := strings.ToLower(err.Error())
-	switch {
-	case strings.Contains(s, "unique constraint failed"), // sqlite
-		strings.Contains(s, "duplicate key value violates unique constraint"), // pg
-		strings.Contains(s, "sqlstate 23505"),
-		strings.Contains(s, "error 1062"), strings.Contains(s, "duplicate entry"): // mysql
-		return uniqueViolation
-	case strings.Contains(s, "foreign key constraint failed"), // sqlite
-		strings.Contains(s, "violates foreign key constraint"), // pg
-		strings.Contains(s, "sqlstate 23503"),
-		strings.Contains(s, "error 1451"), strings.Contains(s, "error 1452"),
-		strings.Contains(s, "a foreign key constraint fails"): // mysql
-		return foreignKeyViolation
+	var ce *dialects.ConstraintError
+	for _, d := range systemDialects {
+		if !errors.As(d.ClassifyError(err), &ce) {
+			continue
+		}
+		switch ce.Kind {
+		case dialects.ConstraintUnique, dialects.ConstraintPrimaryKey:
+			return uniqueViolation
+		case dialects.ConstraintForeignKey:
+			return foreignKeyViolation
+		}
+		return noConstraint
 	}
 	return noConstraint
 }

@@ -19,7 +19,7 @@
 //	                            only with force=true
 //
 // The list parameters use the table API's query language
-// (proxy/sqldb/filter) over each resource's columns. Writes of several
+// (proxy/filter) over each resource's columns. Writes of several
 // records follow the contract's batch modes: by default each record is
 // written in its own transaction and the batch stops at the first failure,
 // keeping what was written; continue=true goes on past failures;
@@ -58,6 +58,6 @@
 // else gets 403.
 //
 // Package system imports the leaves, proxy/service, proxy/store,
-// proxy/sqldb/filter, proxy/identity and the limiter engine it serves
+// proxy/filter, proxy/identity and the limiter engine it serves
 // limit_cache from; never another backend or the proxy root.
 package system

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // access says what a client may do with a field.

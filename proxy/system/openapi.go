@@ -9,8 +9,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/service"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
 )
 
 var _ service.Documenter = (*Backend)(nil)

@@ -220,256 +220,29 @@ func (x *exportIndex) name(m map[int64]string, id any) any {
 // included only with secrets; each one left out is listed in
 // manifest.redacted.
 func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, description string) (object, error) {
-	var redacted []string
-	idx := exportIndex{services: map[int64]string{}, roles: map[int64]string{}, apps: map[int64]string{}, users: map[int64]string{}}
-
-	var services []*store.Service
-	var roles []*store.Role
-	var apps []*store.App
-	var users []*store.User
-	for _, q := range []*bun.SelectQuery{
-		db.NewSelect().Model(&services).Order("id"),
-		db.NewSelect().Model(&roles).Order("id"),
-		db.NewSelect().Model(&apps).Order("id"),
-		db.NewSelect().Model(&users).Order("id"),
-	} {
-		if err := q.Scan(ctx); err != nil && !store.IsNoRows(err) {
-			return nil, dbError(err)
-		}
+	x := &exporter{b: b, db: db, secrets: secrets,
+		idx: exportIndex{services: map[int64]string{}, roles: map[int64]string{}, apps: map[int64]string{}, users: map[int64]string{}}}
+	if err := x.load(ctx); err != nil {
+		return nil, err
 	}
-	for _, s := range services {
-		idx.services[s.ID] = s.Name
-	}
-	for _, r := range roles {
-		idx.roles[r.ID] = r.Name
-	}
-	for _, a := range apps {
-		idx.apps[a.ID] = a.Name
-	}
-	for _, u := range users {
-		idx.users[u.ID] = u.Email
-	}
-
-	lookups := func(list []object) []object {
-		out := make([]object, 0, len(list))
-		for _, o := range list {
-			o = strip(o, append([]string{"id", "app_id", "role_id", "user_id"}, auditNames...)...)
-			out = append(out, o)
-		}
-		return out
-	}
-	lookupSecrets := func(ctx context.Context, owner string, ownerCol string, ownerID int64, list []object) ([]object, error) {
-		for i, o := range list {
-			priv, _ := o.get("private")
-			if priv != true {
-				continue
-			}
-			name, _ := o.get("name")
-			if !secrets {
-				o = strip(o, "value")
-				redacted = append(redacted, fmt.Sprintf("%s.lookup.%v", owner, name))
-				list[i] = o
-				continue
-			}
-			var l store.Lookup
-			q := db.NewSelect().Model(&l).Where("name = ?", name)
-			if ownerCol == "" {
-				q = q.Where("app_id IS NULL AND role_id IS NULL AND user_id IS NULL")
-			} else {
-				q = q.Where("? = ?", bun.Ident(ownerCol), ownerID)
-			}
-			if err := q.Limit(1).Scan(ctx); err != nil {
-				return nil, dbError(err)
-			}
-			o.set("value", l.Value)
-			list[i] = o
-		}
-		return list, nil
-	}
-
 	sys := object{}
-
-	// Services, with credentials removed from their configuration.
-	svcOut := []object{}
-	for _, s := range services {
-		o, err := b.serviceT.encode(ctx, s)
+	for _, part := range []struct {
+		name string
+		fn   func(context.Context) ([]object, error)
+	}{
+		{"service", x.services}, {"role", x.roles}, {"app", x.apps},
+		{"admin", func(ctx context.Context) ([]object, error) { return x.users(ctx, "admin", true) }},
+		{"user", func(ctx context.Context) ([]object, error) { return x.users(ctx, "user", false) }},
+		{"limit", x.limits}, {"cors", x.cors}, {"lookup", x.globalLookups}, {"event_script", x.scripts},
+		{"email_template", x.templates}, {"custom", x.custom},
+	} {
+		out, err := part.fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		o = strip(o, append([]string{"id", "mutable", "deletable"}, auditNames...)...)
-		if secrets {
-			o.set("config", s.ConfigJSON())
-		} else {
-			o.set("config", redactConfig(s.ConfigJSON(), "service."+s.Name+".config", &redacted))
-		}
-		svcOut = append(svcOut, o)
+		sys = append(sys, member{part.name, out})
 	}
-	sys = append(sys, member{"service", svcOut})
-
-	// Roles with their access entries and lookups.
-	roleOut := []object{}
-	for _, r := range roles {
-		objs, err := b.roleT.render(ctx, db, []*store.Role{r}, shape{relations: []*relation{
-			b.roleT.relation("role_service_access_by_role_id"), b.roleT.relation("lookup_by_role_id")}})
-		if err != nil {
-			return nil, err
-		}
-		o := strip(objs[0], append([]string{"id"}, auditNames...)...)
-		acc, _ := o.get("role_service_access_by_role_id")
-		var accOut []object
-		for _, a := range acc.([]object) {
-			sid, _ := a.get("service_id")
-			a = strip(a, append([]string{"id", "role_id", "service_id"}, auditNames...)...)
-			a = append(object{{"service", idx.name(idx.services, sid)}}, a...)
-			accOut = append(accOut, a)
-		}
-		if accOut == nil {
-			accOut = []object{}
-		}
-		o.set("role_service_access_by_role_id", accOut)
-		lk, _ := o.get("lookup_by_role_id")
-		lkOut, err := lookupSecrets(ctx, "role."+r.Name, "role_id", r.ID, lookups(lk.([]object)))
-		if err != nil {
-			return nil, err
-		}
-		o.set("lookup_by_role_id", lkOut)
-		roleOut = append(roleOut, o)
-	}
-	sys = append(sys, member{"role", roleOut})
-
-	// Apps with their role and storage service by name.
-	appOut := []object{}
-	for _, a := range apps {
-		objs, err := b.appT.render(ctx, db, []*store.App{a}, shape{relations: []*relation{b.appT.relation("lookup_by_app_id")}})
-		if err != nil {
-			return nil, err
-		}
-		o := strip(objs[0], append([]string{"id", "role_id", "storage_service_id", "launch_url"}, auditNames...)...)
-		o.set("role", idx.name(idx.roles, a.RoleID))
-		o.set("storage_service", idx.name(idx.services, a.StorageServiceID))
-		if !secrets {
-			o = strip(o, "api_key")
-			redacted = append(redacted, "app."+a.Name+".api_key")
-		}
-		lk, _ := o.get("lookup_by_app_id")
-		lkOut, err := lookupSecrets(ctx, "app."+a.Name, "app_id", a.ID, lookups(lk.([]object)))
-		if err != nil {
-			return nil, err
-		}
-		o.set("lookup_by_app_id", lkOut)
-		appOut = append(appOut, o)
-	}
-	sys = append(sys, member{"app", appOut})
-
-	// Administrators and users with their app roles and lookups.
-	for _, section := range []struct {
-		name  string
-		admin bool
-	}{{"admin", true}, {"user", false}} {
-		out := []object{}
-		for _, u := range users {
-			if u.IsSysAdmin != section.admin {
-				continue
-			}
-			objs, err := b.anyUserT.render(ctx, db, []*store.User{u}, shape{relations: []*relation{
-				b.anyUserT.relation("user_to_app_to_role_by_user_id"), b.anyUserT.relation("lookup_by_user_id")}})
-			if err != nil {
-				return nil, err
-			}
-			o := strip(objs[0], append([]string{"id", "default_app_id", "last_login_date", "confirmed"}, auditNames...)...)
-			o.set("default_app", idx.name(idx.apps, u.DefaultAppID))
-			maps, _ := o.get("user_to_app_to_role_by_user_id")
-			var mapOut []object
-			for _, m := range maps.([]object) {
-				app, _ := m.get("app_id")
-				role, _ := m.get("role_id")
-				mapOut = append(mapOut, object{{"app", idx.name(idx.apps, app)}, {"role", idx.name(idx.roles, role)}})
-			}
-			if mapOut == nil {
-				mapOut = []object{}
-			}
-			o.set("user_to_app_to_role_by_user_id", mapOut)
-			lk, _ := o.get("lookup_by_user_id")
-			lkOut, err := lookupSecrets(ctx, section.name+"."+u.Email, "user_id", u.ID, lookups(lk.([]object)))
-			if err != nil {
-				return nil, err
-			}
-			o.set("lookup_by_user_id", lkOut)
-			if secrets {
-				if u.Password != "" {
-					o.set("password_hash", u.Password)
-				}
-				if u.SecurityAnswer != "" {
-					o.set("security_answer_hash", u.SecurityAnswer)
-				}
-			} else if u.Password != "" {
-				redacted = append(redacted, section.name+"."+u.Email+".password")
-			}
-			out = append(out, o)
-		}
-		sys = append(sys, member{section.name, out})
-	}
-
-	// Limits with their user, role and service by name.
-	var limits []*store.Limit
-	if err := db.NewSelect().Model(&limits).Order("id").Scan(ctx); err != nil && !store.IsNoRows(err) {
-		return nil, dbError(err)
-	}
-	limOut := []object{}
-	for _, l := range limits {
-		o, err := b.limitT.encode(ctx, l)
-		if err != nil {
-			return nil, err
-		}
-		o = strip(o, append([]string{"id", "key_text", "user_id", "role_id", "service_id"}, auditNames...)...)
-		o.set("user", idx.name(idx.users, l.UserID))
-		o.set("role", idx.name(idx.roles, l.RoleID))
-		o.set("service", idx.name(idx.services, l.ServiceID))
-		limOut = append(limOut, o)
-	}
-	sys = append(sys, member{"limit", limOut})
-
-	// The records without references.
-	corsOut, err := exportAll(ctx, db, b.corsT, "id")
-	if err != nil {
-		return nil, err
-	}
-	sys = append(sys, member{"cors", corsOut})
-	globals, err := exportAll(ctx, db, b.lookupT, "id")
-	if err != nil {
-		return nil, err
-	}
-	globals, err = lookupSecrets(ctx, "global", "", 0, globals)
-	if err != nil {
-		return nil, err
-	}
-	sys = append(sys, member{"lookup", globals})
-	var scripts []*store.EventScript
-	if err := db.NewSelect().Model(&scripts).Order("name").Scan(ctx); err != nil && !store.IsNoRows(err) {
-		return nil, dbError(err)
-	}
-	scriptOut := []object{}
-	for _, s := range scripts {
-		o, err := b.scriptT.encode(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		o = strip(o, append([]string{"storage_service_id"}, auditNames...)...)
-		o.set("storage_service", idx.name(idx.services, s.StorageServiceID))
-		scriptOut = append(scriptOut, o)
-	}
-	sys = append(sys, member{"event_script", scriptOut})
-	templates, err := exportAll(ctx, db, b.emailT, "id")
-	if err != nil {
-		return nil, err
-	}
-	sys = append(sys, member{"email_template", templates})
-	custom, err := exportAll(ctx, db, b.customT)
-	if err != nil {
-		return nil, err
-	}
-	sys = append(sys, member{"custom", custom})
-
+	redacted := x.redacted
 	if redacted == nil {
 		redacted = []string{}
 	}
@@ -484,6 +257,278 @@ func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, descript
 		{"redacted", redacted},
 	}
 	return object{{"manifest", man}, {"system", sys}}, nil
+}
+
+// exporter builds one package export: the records it read, their names
+// by id (references are exported by name), and the secrets it left out.
+type exporter struct {
+	b        *Backend
+	db       bun.IDB
+	secrets  bool
+	redacted []string
+	idx      exportIndex
+
+	svcRecs  []*store.Service
+	roleRecs []*store.Role
+	appRecs  []*store.App
+	userRecs []*store.User
+}
+
+// load reads the records other records refer to, and indexes their names.
+func (x *exporter) load(ctx context.Context) error {
+	for _, q := range []*bun.SelectQuery{
+		x.db.NewSelect().Model(&x.svcRecs).Order("id"),
+		x.db.NewSelect().Model(&x.roleRecs).Order("id"),
+		x.db.NewSelect().Model(&x.appRecs).Order("id"),
+		x.db.NewSelect().Model(&x.userRecs).Order("id"),
+	} {
+		if err := q.Scan(ctx); err != nil && !store.IsNoRows(err) {
+			return dbError(err)
+		}
+	}
+	for _, s := range x.svcRecs {
+		x.idx.services[s.ID] = s.Name
+	}
+	for _, r := range x.roleRecs {
+		x.idx.roles[r.ID] = r.Name
+	}
+	for _, a := range x.appRecs {
+		x.idx.apps[a.ID] = a.Name
+	}
+	for _, u := range x.userRecs {
+		x.idx.users[u.ID] = u.Email
+	}
+	return nil
+}
+
+// lookups strips ids and audit fields from a record's lookups.
+func lookups(list []object) []object {
+	out := make([]object, 0, len(list))
+	for _, o := range list {
+		out = append(out, strip(o, append([]string{"id", "app_id", "role_id", "user_id"}, auditNames...)...))
+	}
+	return out
+}
+
+// lookupSecrets fills in the values of private lookups (which records
+// never show) when secrets are exported, or records them as redacted.
+// ownerCol is the owner's column ("" for global lookups).
+func (x *exporter) lookupSecrets(ctx context.Context, owner string, ownerCol string, ownerID int64, list []object) ([]object, error) {
+	for i, o := range list {
+		priv, _ := o.get("private")
+		if priv != true {
+			continue
+		}
+		name, _ := o.get("name")
+		if !x.secrets {
+			o = strip(o, "value")
+			x.redacted = append(x.redacted, fmt.Sprintf("%s.lookup.%v", owner, name))
+			list[i] = o
+			continue
+		}
+		var l store.Lookup
+		q := x.db.NewSelect().Model(&l).Where("name = ?", name)
+		if ownerCol == "" {
+			q = q.Where("app_id IS NULL AND role_id IS NULL AND user_id IS NULL")
+		} else {
+			q = q.Where("? = ?", bun.Ident(ownerCol), ownerID)
+		}
+		if err := q.Limit(1).Scan(ctx); err != nil {
+			return nil, dbError(err)
+		}
+		o.set("value", l.Value)
+		list[i] = o
+	}
+	return list, nil
+}
+
+// services exports services, with credentials removed from their
+// configuration unless secrets are exported.
+func (x *exporter) services(ctx context.Context) ([]object, error) {
+	out := []object{}
+	for _, s := range x.svcRecs {
+		o, err := x.b.serviceT.encode(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		o = strip(o, append([]string{"id", "mutable", "deletable"}, auditNames...)...)
+		if x.secrets {
+			o.set("config", s.ConfigJSON())
+		} else {
+			o.set("config", redactConfig(s.ConfigJSON(), "service."+s.Name+".config", &x.redacted))
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// roles exports roles with their access entries (services by name) and
+// lookups.
+func (x *exporter) roles(ctx context.Context) ([]object, error) {
+	b := x.b
+	out := []object{}
+	for _, r := range x.roleRecs {
+		objs, err := b.roleT.render(ctx, x.db, []*store.Role{r}, shape{relations: []*relation{
+			b.roleT.relation("role_service_access_by_role_id"), b.roleT.relation("lookup_by_role_id")}})
+		if err != nil {
+			return nil, err
+		}
+		o := strip(objs[0], append([]string{"id"}, auditNames...)...)
+		acc, _ := o.get("role_service_access_by_role_id")
+		accOut := []object{}
+		for _, a := range acc.([]object) {
+			sid, _ := a.get("service_id")
+			a = strip(a, append([]string{"id", "role_id", "service_id"}, auditNames...)...)
+			a = append(object{{"service", x.idx.name(x.idx.services, sid)}}, a...)
+			accOut = append(accOut, a)
+		}
+		o.set("role_service_access_by_role_id", accOut)
+		lk, _ := o.get("lookup_by_role_id")
+		lkOut, err := x.lookupSecrets(ctx, "role."+r.Name, "role_id", r.ID, lookups(lk.([]object)))
+		if err != nil {
+			return nil, err
+		}
+		o.set("lookup_by_role_id", lkOut)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// apps exports apps with their role and storage service by name; API keys
+// only with secrets.
+func (x *exporter) apps(ctx context.Context) ([]object, error) {
+	b := x.b
+	out := []object{}
+	for _, a := range x.appRecs {
+		objs, err := b.appT.render(ctx, x.db, []*store.App{a}, shape{relations: []*relation{b.appT.relation("lookup_by_app_id")}})
+		if err != nil {
+			return nil, err
+		}
+		o := strip(objs[0], append([]string{"id", "role_id", "storage_service_id", "launch_url"}, auditNames...)...)
+		o.set("role", x.idx.name(x.idx.roles, a.RoleID))
+		o.set("storage_service", x.idx.name(x.idx.services, a.StorageServiceID))
+		if !x.secrets {
+			o = strip(o, "api_key")
+			x.redacted = append(x.redacted, "app."+a.Name+".api_key")
+		}
+		lk, _ := o.get("lookup_by_app_id")
+		lkOut, err := x.lookupSecrets(ctx, "app."+a.Name, "app_id", a.ID, lookups(lk.([]object)))
+		if err != nil {
+			return nil, err
+		}
+		o.set("lookup_by_app_id", lkOut)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// users exports administrators (admin) or users with their app roles by
+// name and lookups; password hashes only with secrets.
+func (x *exporter) users(ctx context.Context, section string, admin bool) ([]object, error) {
+	b := x.b
+	out := []object{}
+	for _, u := range x.userRecs {
+		if u.IsSysAdmin != admin {
+			continue
+		}
+		objs, err := b.anyUserT.render(ctx, x.db, []*store.User{u}, shape{relations: []*relation{
+			b.anyUserT.relation("user_to_app_to_role_by_user_id"), b.anyUserT.relation("lookup_by_user_id")}})
+		if err != nil {
+			return nil, err
+		}
+		o := strip(objs[0], append([]string{"id", "default_app_id", "last_login_date", "confirmed"}, auditNames...)...)
+		o.set("default_app", x.idx.name(x.idx.apps, u.DefaultAppID))
+		maps, _ := o.get("user_to_app_to_role_by_user_id")
+		mapOut := []object{}
+		for _, m := range maps.([]object) {
+			app, _ := m.get("app_id")
+			role, _ := m.get("role_id")
+			mapOut = append(mapOut, object{{"app", x.idx.name(x.idx.apps, app)}, {"role", x.idx.name(x.idx.roles, role)}})
+		}
+		o.set("user_to_app_to_role_by_user_id", mapOut)
+		lk, _ := o.get("lookup_by_user_id")
+		lkOut, err := x.lookupSecrets(ctx, section+"."+u.Email, "user_id", u.ID, lookups(lk.([]object)))
+		if err != nil {
+			return nil, err
+		}
+		o.set("lookup_by_user_id", lkOut)
+		if x.secrets {
+			if u.Password != "" {
+				o.set("password_hash", u.Password)
+			}
+			if u.SecurityAnswer != "" {
+				o.set("security_answer_hash", u.SecurityAnswer)
+			}
+		} else if u.Password != "" {
+			x.redacted = append(x.redacted, section+"."+u.Email+".password")
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// limits exports limits with their user, role and service by name.
+func (x *exporter) limits(ctx context.Context) ([]object, error) {
+	var limits []*store.Limit
+	if err := x.db.NewSelect().Model(&limits).Order("id").Scan(ctx); err != nil && !store.IsNoRows(err) {
+		return nil, dbError(err)
+	}
+	out := []object{}
+	for _, l := range limits {
+		o, err := x.b.limitT.encode(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		o = strip(o, append([]string{"id", "key_text", "user_id", "role_id", "service_id"}, auditNames...)...)
+		o.set("user", x.idx.name(x.idx.users, l.UserID))
+		o.set("role", x.idx.name(x.idx.roles, l.RoleID))
+		o.set("service", x.idx.name(x.idx.services, l.ServiceID))
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// cors exports the CORS entries.
+func (x *exporter) cors(ctx context.Context) ([]object, error) {
+	return exportAll(ctx, x.db, x.b.corsT, "id")
+}
+
+// globalLookups exports the lookups that belong to no app, role or user.
+func (x *exporter) globalLookups(ctx context.Context) ([]object, error) {
+	globals, err := exportAll(ctx, x.db, x.b.lookupT, "id")
+	if err != nil {
+		return nil, err
+	}
+	return x.lookupSecrets(ctx, "global", "", 0, globals)
+}
+
+// scripts exports event scripts with their storage service by name.
+func (x *exporter) scripts(ctx context.Context) ([]object, error) {
+	var scripts []*store.EventScript
+	if err := x.db.NewSelect().Model(&scripts).Order("name").Scan(ctx); err != nil && !store.IsNoRows(err) {
+		return nil, dbError(err)
+	}
+	out := []object{}
+	for _, s := range scripts {
+		o, err := x.b.scriptT.encode(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		o = strip(o, append([]string{"storage_service_id"}, auditNames...)...)
+		o.set("storage_service", x.idx.name(x.idx.services, s.StorageServiceID))
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// templates exports the e-mail templates.
+func (x *exporter) templates(ctx context.Context) ([]object, error) {
+	return exportAll(ctx, x.db, x.b.emailT, "id")
+}
+
+// custom exports the custom settings.
+func (x *exporter) custom(ctx context.Context) ([]object, error) {
+	return exportAll(ctx, x.db, x.b.customT)
 }
 
 // exportAll renders every record of t in key order without the given

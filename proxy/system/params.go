@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
 
 // maxRecords is the most records a list returns (DreamFactory's

@@ -1,7 +1,6 @@
 package system
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -84,9 +83,3 @@ func (v *validationError) Error() string { return v.api.Error() }
 
 // Unwrap returns the API error.
 func (v *validationError) Unwrap() error { return v.api }
-
-// isValidation reports whether err is a validation failure.
-func isValidation(err error) bool {
-	var v *validationError
-	return errors.As(err, &v)
-}

@@ -2,6 +2,7 @@ package system
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -36,6 +37,23 @@ func TestAppResource(t *testing.T) {
 			t.Errorf("role_by_role_id = %v", app["role_by_role_id"])
 		}
 		id := num(t, app["id"])
+
+		t.Run("a plain create returns the id and the api_key", func(t *testing.T) {
+			for _, body := range []any{
+				map[string]any{"resource": []any{map[string]any{"name": "keyed1"}, map[string]any{"name": "keyed2"}}},
+				map[string]any{"name": "keyed3"},
+			} {
+				for _, got := range e.must(http.StatusCreated, http.MethodPost, "app", body).list(t) {
+					if len(got) != 2 || num(t, got["id"]) == 0 || !hex64.MatchString(fmt.Sprint(got["api_key"])) {
+						t.Errorf("create answered %v, want id and api_key", got)
+						continue
+					}
+					if a := e.reg.Snapshot().AppByKey(got["api_key"].(string)); a == nil || a.ID != num(t, got["id"]) {
+						t.Errorf("api_key %v does not name app %v", got["api_key"], got["id"])
+					}
+				}
+			}
+		})
 
 		t.Run("regenerate makes a new key", func(t *testing.T) {
 			got := e.must(http.StatusOK, http.MethodPatch, "app/"+itoa(id)+"?regenerate=true", map[string]any{}).obj(t)

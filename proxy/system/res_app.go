@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -51,6 +51,8 @@ func (b *Backend) appTable() *table[store.App] {
 		},
 		validate:     validateApp,
 		beforeDelete: beforeDeleteApp,
+		// The spec returns an app's api_key on create as well as in lists.
+		created: func(a *store.App) object { return object{{"api_key", a.APIKey}} },
 	}
 }
 

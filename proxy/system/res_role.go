@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 

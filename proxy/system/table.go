@@ -14,7 +14,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -122,6 +122,9 @@ type table[T any] struct {
 	afterDelete func(w *writer, rec *T) error
 	// output adjusts a record's encoding (masking private values).
 	output func(ctx context.Context, rec *T, o *object)
+	// created adds members to the key a create returns when no fields were
+	// asked for (an app's api_key, which the spec returns on create).
+	created func(rec *T) object
 	// http holds the per-resource HTTP variations.
 	http tableHTTP[T]
 	// defaulted are the columns with an SQL default that is not their Go
@@ -710,19 +713,6 @@ func (t *table[T]) save(w *writer, rec, old *T) error {
 		return t.afterWrite(w, rec, old)
 	}
 	return nil
-}
-
-// remove deletes the record with key; its nested records and limits go
-// with it (foreign keys cascade).
-func (t *table[T]) remove(w *writer, key any) (*T, error) {
-	rec, err := t.load(w.ctx, w.tx, key)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.delete(w, rec); err != nil {
-		return nil, err
-	}
-	return rec, nil
 }
 
 func (t *table[T]) delete(w *writer, rec *T) error {

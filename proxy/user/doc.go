@@ -18,10 +18,9 @@
 // [APIError]), for users here and for administrators under the system
 // service's admin/ (proxy.New hands system [NewSignIn] with admin set). It
 // also reads the service's configuration (allow_open_registration,
-// open_reg_role_id, open_reg_email_service_id, password_email_service_id;
-// other keys are kept as sent) and finds the e-mail service that delivers codes: the one
-// the configuration names, else the service named "email", when its backend
-// implements identity.Mailer.
+// open_reg_role_id, the e-mail service and template ids; other keys are
+// kept as sent). Mail goes through the Mailer of [Options], which names the
+// configured e-mail service and template in each message.
 //
 // user imports apierr, caller, service, store and identity; never another
 // backend, a stage or the proxy root.

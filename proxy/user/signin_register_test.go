@@ -79,9 +79,27 @@ func TestRegister(t *testing.T) {
 		if u.FirstName != "john" || u.LastName != "smith" || u.Name != "john smith" || u.IsSysAdmin || !u.IsActive {
 			t.Errorf("user = %+v", u)
 		}
-		var m store.UserAppRole
-		if err := e.st.DB.NewSelect().Model(&m).Where("user_id = ?", u.ID).Scan(ctx); err != nil || m.RoleID != roleID || m.AppID != e.appID {
-			t.Errorf("role mapping = %+v, %v", m, err)
+		// The registration role applies through every app (DreamFactory's
+		// applyDefaultUserAppRole), the caller's among them.
+		var maps []store.UserAppRole
+		if err := e.st.DB.NewSelect().Model(&maps).Where("user_id = ?", u.ID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		apps, err := e.st.DB.NewSelect().Model((*store.App)(nil)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		callers := 0
+		for _, m := range maps {
+			if m.RoleID != roleID {
+				t.Errorf("role mapping %+v, want role %d", m, roleID)
+			}
+			if m.AppID == e.appID {
+				callers++
+			}
+		}
+		if int64(len(maps)) != int64(apps) || callers != 1 {
+			t.Errorf("role mappings %+v, want one per app (%d), the caller's app %d among them", maps, apps, e.appID)
 		}
 		if v1, _ := e.st.Version(ctx); v1 <= v0 {
 			t.Errorf("configuration version not bumped: %d → %d", v0, v1)

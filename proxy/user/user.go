@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -20,8 +19,10 @@ const TypeName = "user"
 
 // Options configures the type for every user service it builds.
 type Options struct {
-	// Mailer delivers reset and confirmation codes instead of the e-mail
-	// services of the configuration (tests, embedders).
+	// Mailer delivers reset and confirmation codes through the e-mail
+	// service the configuration names; proxy.New hands the platform's
+	// one Mailer. Nil: no mail can be sent (a reset is refused as
+	// DreamFactory refuses it without an e-mail service).
 	Mailer identity.Mailer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -60,19 +61,18 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 		return nil, err
 	}
 	opts := identity.Options{
-		Logger:                 deps.Logger,
-		Now:                    t.opts.Now,
-		Throttle:               t.opts.Throttle,
-		Mailer:                 t.opts.Mailer,
-		PasswordEmailServiceID: cfg.PasswordEmailServiceID,
+		Logger:                  deps.Logger,
+		Now:                     t.opts.Now,
+		Throttle:                t.opts.Throttle,
+		Mailer:                  t.opts.Mailer,
+		PasswordEmailServiceID:  cfg.PasswordEmailServiceID,
+		PasswordEmailTemplateID: cfg.PasswordEmailTemplateID,
 		Registration: identity.Registration{Open: cfg.AllowOpenRegistration, RoleID: cfg.OpenRegRoleID,
-			EmailServiceID: cfg.OpenRegEmailServiceID},
+			EmailServiceID: cfg.OpenRegEmailServiceID, EmailTemplateID: cfg.OpenRegEmailTemplateID},
 	}
 	if deps.Registry != nil {
 		opts.Snapshot = deps.Registry.Snapshot
-		if opts.Mailer == nil {
-			opts.Mailer = registryMailer{reg: deps.Registry}
-		}
+		opts.Changed = deps.Registry.Reload
 	}
 	e, err := identity.New(deps.Store, opts)
 	if err != nil {
@@ -158,54 +158,3 @@ func containsField(list, field string) bool {
 
 // Close implements service.Backend.
 func (b *backend) Close() error { return nil }
-
-// registryMailer sends through the e-mail service named by id (0: the
-// service named "email") when its backend implements identity.Mailer.
-type registryMailer struct {
-	reg service.Registry
-}
-
-// DefaultEmailService is the service that delivers codes when the
-// configuration names none.
-const DefaultEmailService = "email"
-
-func (m registryMailer) mailer(serviceID int64) (identity.Mailer, int64, bool) {
-	snap := m.reg.Snapshot()
-	if snap == nil {
-		return nil, 0, false
-	}
-	var svc *store.Service
-	if serviceID == 0 {
-		svc = snap.Service(DefaultEmailService)
-	} else {
-		svc = snap.ServiceByID(serviceID)
-	}
-	if svc == nil || !svc.IsActive {
-		return nil, 0, false
-	}
-	b, ok := m.reg.Backend(svc.Name)
-	if !ok {
-		return nil, 0, false
-	}
-	ml, ok := b.(identity.Mailer)
-	return ml, svc.ID, ok
-}
-
-// CanSend implements identity.MailerAvailability.
-func (m registryMailer) CanSend(serviceID int64) bool {
-	_, _, ok := m.mailer(serviceID)
-	return ok
-}
-
-// SendMail implements identity.Mailer.
-func (m registryMailer) SendMail(ctx context.Context, msg identity.Mail) error {
-	ml, id, ok := m.mailer(msg.ServiceID)
-	if !ok {
-		return identity.ErrNoMailer
-	}
-	msg.ServiceID = id
-	if err := ml.SendMail(ctx, msg); err != nil {
-		return fmt.Errorf("user: send mail: %w", err)
-	}
-	return nil
-}

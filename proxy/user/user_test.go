@@ -1,10 +1,7 @@
 package user
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
-	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -70,79 +66,6 @@ func TestInfo(t *testing.T) {
 		t.Errorf("info = %+v", info)
 	}
 }
-
-// fakeRegistry is the part of service.Registry the backend uses.
-type fakeRegistry struct {
-	service.Registry
-	snap     *store.Snapshot
-	backends map[string]service.Backend
-}
-
-func (f *fakeRegistry) Snapshot() *store.Snapshot { return f.snap }
-func (f *fakeRegistry) Backend(name string) (service.Backend, bool) {
-	b, ok := f.backends[name]
-	return b, ok
-}
-
-// mailService is an e-mail backend implementing identity.Mailer.
-type mailService struct {
-	http.Handler
-	sent []identity.Mail
-}
-
-func (m *mailService) Close() error { return nil }
-func (m *mailService) SendMail(_ context.Context, msg identity.Mail) error {
-	m.sent = append(m.sent, msg)
-	return nil
-}
-
-func TestRegistryMailer(t *testing.T) {
-	mail := &mailService{}
-	other := &mailService{}
-	snap := store.NewSnapshot([]*store.Service{
-		{ID: 6, Name: "email", Type: "smtp_email", IsActive: true},
-		{ID: 7, Name: "mailer2", Type: "smtp_email", IsActive: true},
-		{ID: 8, Name: "off", Type: "smtp_email", IsActive: false},
-		{ID: 9, Name: "db", Type: "sqlite", IsActive: true},
-	}, nil, nil)
-	reg := &fakeRegistry{snap: snap, backends: map[string]service.Backend{
-		"email": mail, "mailer2": other, "off": &mailService{}, "db": &mailService{},
-	}}
-	reg.backends["db"] = struct {
-		http.Handler
-		closer
-	}{}
-	m := registryMailer{reg: reg}
-	cases := []struct {
-		id   int64
-		can  bool
-		into *mailService
-	}{
-		{0, true, mail}, {6, true, mail}, {7, true, other}, {8, false, nil}, {9, false, nil}, {99, false, nil},
-	}
-	for _, tc := range cases {
-		if got := m.CanSend(tc.id); got != tc.can {
-			t.Errorf("CanSend(%d) = %v", tc.id, got)
-		}
-		err := m.SendMail(t.Context(), identity.Mail{ServiceID: tc.id, To: "a@b.c"})
-		if !tc.can {
-			if !errors.Is(err, identity.ErrNoMailer) {
-				t.Errorf("SendMail(%d) = %v, want ErrNoMailer", tc.id, err)
-			}
-			continue
-		}
-		if err != nil || len(tc.into.sent) == 0 || tc.into.sent[len(tc.into.sent)-1].To != "a@b.c" {
-			t.Errorf("SendMail(%d) = %v, sent %v", tc.id, err, tc.into.sent)
-		}
-	}
-	if mail.sent[0].ServiceID != 6 {
-		t.Errorf("the default service's id was not filled in: %+v", mail.sent[0])
-	}
-}
-
-type closer struct{}
-
-func (closer) Close() error { return nil }
 
 func TestBackendRoutes(t *testing.T) {
 	st, err := store.OpenConfig(t.Context(), dbtest.Fresh(t, dialects.SQLite))

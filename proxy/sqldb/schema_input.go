@@ -11,14 +11,15 @@ import (
 )
 
 // Reading the table and field objects of schema requests. Field keys are
-// DreamFactory's (7.3 of the reference): name, type, length, precision,
-// scale, default, allow_null, is_unique, is_index, is_primary_key,
-// auto_increment, ref_table, ref_field, ref_on_delete, ref_on_update.
-// db_type is read only to derive a simple type when type is missing; the
-// native type always comes from the dialect's fixed table. Keys that
-// DreamFactory keeps in its own tables (label, description, alias,
-// picklist, validation, …) are accepted and ignored, so that an object
-// read with GET can be sent back.
+// DreamFactory's (7.3 of the reference): name, type, length (or size),
+// precision, scale, default, allow_null, is_unique, is_index,
+// is_primary_key, auto_increment, ref_table, ref_field (or ref_fields),
+// ref_on_delete, ref_on_update. db_type is read only to derive a simple
+// type when type is missing; the native type always comes from the
+// dialect's fixed table. label, validation and picklist are kept in the
+// system store and returned with the field (extras.go); the other keys
+// DreamFactory keeps in its own tables (description, alias, …) are
+// accepted and ignored, so that an object read with GET can be sent back.
 
 // tableInput is a table object of a request.
 type tableInput struct {
@@ -180,7 +181,11 @@ func (r *fieldReader) readDefault(dst **string) {
 
 // common applies the keys every field object may have.
 func (r *fieldReader) common(spec *dialects.FieldSpec) {
-	r.integer("length", &spec.Length)
+	if r.given("length") {
+		r.integer("length", &spec.Length)
+	} else {
+		r.integer("size", &spec.Length) // DreamFactory reads size as the length
+	}
 	r.integer("precision", &spec.Precision)
 	r.integer("scale", &spec.Scale)
 	r.readDefault(&spec.Default)
@@ -218,8 +223,18 @@ func (f *fieldInput) newSpec() (dialects.FieldSpec, []string) {
 	}
 	r.common(&spec)
 	r.str("ref_table", &spec.RefTable)
-	r.str("ref_field", &spec.RefField)
+	r.refField(&spec.RefField)
 	return spec, r.problems
+}
+
+// refField reads ref_field, or its synonym ref_fields (DreamFactory reads
+// both; the admin UI sends ref_fields).
+func (r *fieldReader) refField(dst *string) {
+	if r.given("ref_field") {
+		r.str("ref_field", dst)
+		return
+	}
+	r.str("ref_fields", dst)
 }
 
 // mergeSpec builds the new spec of the existing column c from the keys
@@ -252,7 +267,7 @@ func (f *fieldInput) mergeSpec(c *dialects.Column) (spec dialects.FieldSpec, pro
 	r.common(&spec)
 	if !c.IsForeignKey {
 		r.str("ref_table", &spec.RefTable)
-		r.str("ref_field", &spec.RefField)
+		r.refField(&spec.RefField)
 	}
 	return spec, r.problems, lost
 }

@@ -1,3 +1,6 @@
+// The HTTP verbs of a system table: list, read, create, update and
+// delete, one record or many, in the shapes of the spec.
+
 package system
 
 import (
@@ -8,7 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -216,6 +219,16 @@ func (t *table[T]) getOne(b *Backend, w http.ResponseWriter, r *http.Request, ke
 	return apierr.WriteJSON(w, http.StatusOK, objs[0])
 }
 
+// createResult is what a create returns for rec: result, plus the
+// members the table adds to a bare key (table.created).
+func (t *table[T]) createResult(w *writer, rec *T, sh shape) (object, error) {
+	out, err := t.result(w, rec, sh, false)
+	if err != nil || !sh.plain() || t.created == nil {
+		return out, err
+	}
+	return append(out, t.created(rec)...), nil
+}
+
 // result is what a write returns for rec: its key alone unless fields or
 // related were asked for (or full is set, for writes by key), then the
 // record read back in the write's transaction.
@@ -254,7 +267,7 @@ func (t *table[T]) createMany(b *Backend, w http.ResponseWriter, r *http.Request
 		if err != nil {
 			return nil, err
 		}
-		return t.result(wr, rec, sh, false)
+		return t.createResult(wr, rec, sh)
 	})
 	if err != nil {
 		return err
@@ -281,6 +294,11 @@ func (t *table[T]) upsert(b *Backend, w http.ResponseWriter, r *http.Request, ke
 		case isNotFound(err):
 			in = withKey(in, t.key, key)
 			rec, err = t.create(wr, in)
+			if err != nil {
+				return err
+			}
+			out, err = t.createResult(wr, rec, sh)
+			return err
 		}
 		if err != nil {
 			return err

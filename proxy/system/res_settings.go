@@ -1,3 +1,7 @@
+// The platform settings resources: cors, limit, lookup, custom,
+// email_template and event_script, each a table of the system API with its
+// codecs and validation.
+
 package system
 
 import (
@@ -13,7 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/limiter"
-	"github.com/portcullis-dev/portcullis/proxy/sqldb/filter"
+	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -213,20 +217,7 @@ func (b *Backend) limitTable() *table[store.Limit] {
 }
 
 // toLimiter converts a stored limit to the engine's form.
-func toLimiter(l *store.Limit) limiter.Limit {
-	deref := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return limiter.Limit{
-		ID: l.ID, Name: l.Name, Description: l.Description, Type: limiter.Type(l.Type),
-		Rate: int64(l.Rate), Period: limiter.Period(l.Period), UserID: deref(l.UserID),
-		RoleID: deref(l.RoleID), ServiceID: deref(l.ServiceID), Endpoint: l.Endpoint,
-		Verb: l.Verb, Active: l.IsActive,
-	}
-}
+func toLimiter(l *store.Limit) limiter.Limit { return l.Engine() }
 
 func validateLimit(c *check, l, old *store.Limit, p *problems) error {
 	w := c.w
