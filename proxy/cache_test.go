@@ -76,7 +76,7 @@ func TestCacheServices(t *testing.T) {
 		})
 	}
 	r = expect("service types", admin.Do(t, http.MethodGet, "/api/v2/system/service_type?group=cache", nil), http.StatusOK)
-	for _, want := range []string{`"cache_redis"`, `"cache_memcached"`} {
+	for _, want := range []string{`"cache_redis"`, `"cache_memcached"`, `"config_schema":[{"name":"host","label":"Host","type":"string","required":true`} {
 		if !strings.Contains(string(r.Body), want) {
 			t.Errorf("service_type lacks %s: %s", want, r.Body)
 		}

@@ -97,3 +97,25 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.Handler.
 
 // OpenAPI documents the cache API.
 func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) { return Document(), nil }
+
+// ConfigSchema describes a cache_redis configuration.
+func (RedisType) ConfigSchema() []service.ConfigField {
+	return []service.ConfigField{
+		{Name: "host", Label: "Host", Type: "string", Required: true, Description: "The Redis server's host name or address."},
+		{Name: "port", Label: "Port", Type: "integer", Default: 6379},
+		{Name: "password", Label: "Password", Type: "password", Description: "The server's password (AUTH), if it has one."},
+		{Name: "database_index", Label: "Database index", Type: "integer", Default: 0, Description: "The Redis database (SELECT n)."},
+		{Name: "default_ttl", Label: "Default TTL", Type: "integer", Default: int(DefaultTTL.Seconds()), Description: "Seconds a value lives when the request gives no ttl."},
+		{Name: "options", Label: "Options", Type: "object", Description: "Client settings: prefix (put before every key), username (Redis 6 ACL), tls (boolean), dial_timeout, read_timeout, write_timeout (seconds), pool_size."},
+	}
+}
+
+// ConfigSchema describes a cache_memcached configuration.
+func (MemcachedType) ConfigSchema() []service.ConfigField {
+	return []service.ConfigField{
+		{Name: "host", Label: "Host", Type: "string", Required: true, Description: "The memcached server's host name or address, or a comma-separated list of host[:port] that keys are spread over."},
+		{Name: "port", Label: "Port", Type: "integer", Default: 11211},
+		{Name: "default_ttl", Label: "Default TTL", Type: "integer", Default: int(DefaultTTL.Seconds()), Description: "Seconds a value lives when the request gives no ttl."},
+		{Name: "options", Label: "Options", Type: "object", Description: "Client settings: prefix (put before every key), timeout (seconds per operation, default 0.5), max_idle_conns."},
+	}
+}

@@ -3,12 +3,15 @@ package iot_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/portcullis-dev/portcullis/proxy/iot"
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -81,6 +84,29 @@ func TestDocumentsValidate(t *testing.T) {
 			if doc.Paths.Find(p) == nil {
 				t.Errorf("%s: no path %s", kind, p)
 			}
+		}
+	}
+}
+
+// TestConfigSchemaMatchesKeys checks that each type's config_schema names
+// exactly the keys its configuration accepts.
+func TestConfigSchemaMatchesKeys(t *testing.T) {
+	for _, typ := range []interface {
+		ValidateConfig(json.RawMessage) error
+		ConfigSchema() []service.ConfigField
+	}{iot.AMQPType{}, iot.MQTTType{}} {
+		var names []string
+		for _, f := range typ.ConfigSchema() {
+			names = append(names, f.Name)
+		}
+		sort.Strings(names)
+		err := typ.ValidateConfig(json.RawMessage(`{"zz_unknown":1}`))
+		_, known, ok := strings.Cut(fmt.Sprint(err), "(known: ")
+		known, _, _ = strings.Cut(known, ")")
+		keys := strings.Split(known, ", ")
+		sort.Strings(keys)
+		if !ok || strings.Join(keys, ",") != strings.Join(names, ",") {
+			t.Errorf("%T: schema %v, accepted keys %v", typ, names, keys)
 		}
 	}
 }

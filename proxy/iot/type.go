@@ -100,3 +100,28 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.Handler.
 
 // OpenAPI documents the service's API for its kind.
 func (b *backend) OpenAPI(context.Context) (*openapi3.T, error) { return Document(b.Kind), nil }
+
+// ConfigSchema describes an amqp configuration.
+func (AMQPType) ConfigSchema() []service.ConfigField {
+	return []service.ConfigField{
+		{Name: "host", Label: "Host", Type: "string", Required: true, Description: "The broker's host name or address."},
+		{Name: "port", Label: "Port", Type: "integer", Default: 5672, Description: "Default 5672, or 5671 with tls."},
+		{Name: "username", Label: "Username", Type: "string", Default: "guest"},
+		{Name: "password", Label: "Password", Type: "password", Description: "Default guest when no username is given either."},
+		{Name: "vhost", Label: "Virtual host", Type: "string", Default: "/"},
+		{Name: "tls", Label: "TLS", Type: "boolean", Default: false, Description: "Connect with amqps, verifying the broker against the system's roots."},
+	}
+}
+
+// ConfigSchema describes an mqtt configuration.
+func (MQTTType) ConfigSchema() []service.ConfigField {
+	return []service.ConfigField{
+		{Name: "host", Label: "Host", Type: "string", Required: true, Description: "The broker's host name or address."},
+		{Name: "port", Label: "Port", Type: "integer", Default: 1883, Description: "Default 1883, or 8883 with use_tls."},
+		{Name: "client_id", Label: "Client ID", Type: "string", Default: "portcullis", Description: "Start of every connection's client id; a random suffix makes each unique."},
+		{Name: "username", Label: "Username", Type: "string"},
+		{Name: "password", Label: "Password", Type: "password"},
+		{Name: "use_tls", Label: "Use TLS", Type: "boolean", Default: false},
+		{Name: "capath", Label: "CA path", Type: "string", Description: "A folder of PEM certificates (or one file) trusted for the broker's TLS; empty: the system's roots."},
+	}
+}

@@ -46,6 +46,9 @@ type Backend struct {
 	schemaMu sync.Mutex
 	schema   atomic.Pointer[cachedSchema]
 
+	// stmts are the prepared read statements of the pool (prepared.go).
+	stmts atomic.Pointer[stmtCache]
+
 	// sync keeps the schema in step across instances (epoch.go) and
 	// caches the stored routines (proc.go).
 	sync schemaSync
@@ -82,6 +85,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	b.dropStatements()
 	if b.db == nil {
 		return nil
 	}
@@ -129,6 +133,7 @@ func (b *Backend) allColumns(db *bun.DB, t *dialects.Table) string {
 func (b *Backend) InvalidateSchema() {
 	b.schema.Store(nil)
 	b.sync.routines.Store(nil)
+	b.dropStatements()
 }
 
 // pool returns the service's connection pool, opening it on first use. A

@@ -9,3 +9,14 @@ func SetSchemaRetryAge(d time.Duration) (restore func()) {
 	schemaRetryAge = d
 	return func() { schemaRetryAge = old }
 }
+
+// CachedStatements is the number of prepared read statements b keeps.
+func CachedStatements(b any) int {
+	c := b.(*Backend).stmts.Load()
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}

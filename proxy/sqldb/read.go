@@ -137,14 +137,17 @@ type query struct {
 	offset int
 }
 
-func (q *tableReq) build(db bun.IDB, qu *query) *bun.SelectQuery {
+// build is the SELECT of qu. With bs, the values of its conditions are
+// bound parameters collected in bs (prepared.go); with nil, bun writes
+// them into the text.
+func (q *tableReq) build(db bun.IDB, qu *query, bs *binds) *bun.SelectQuery {
 	sq := db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr(qu.sel.expr, qu.sel.args...)
-	sq = q.where(sq, qu.cond, qu.args)
+	sq = q.whereBound(sq, qu.cond, qu.args, bs)
 	if qu.group != "" {
 		sq = sq.GroupExpr(qu.group, qu.gargs...)
 	}
 	if qu.having != "" {
-		sq = sq.Having(qu.having, qu.hargs...)
+		sq = sq.Having(qu.having, bs.wrap(qu.hargs)...)
 	}
 	if qu.order != "" {
 		sq = sq.OrderExpr(qu.order, qu.oargs...)
@@ -240,7 +243,8 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		}
 	}
 	qu.limit = o.limit + 1 // one more tells whether a next page exists
-	rows, err := q.build(q.db, qu).Rows(ctx)
+	bs := newBinds(q.kind)
+	rows, err := q.rows(ctx, q.db, q.build(q.db, qu, bs), bs)
 	if err != nil {
 		return q.b.dbError(err)
 	}
@@ -521,7 +525,8 @@ func (q *tableReq) fetchByKeys(ctx context.Context, db bun.IDB, cols []*dialects
 	cond, args := q.keyCond(cols, keys)
 	qu := &query{sel: sel, cond: cond, args: args}
 	qu.order, qu.oargs = q.defaultOrder()
-	rows, err := q.build(db, qu).Rows(ctx)
+	bs := newBinds(q.kind)
+	rows, err := q.rows(ctx, db, q.build(db, qu, bs), bs)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}

@@ -189,11 +189,16 @@ func (q *tableReq) compileRowCond() error {
 
 // where adds the client's condition (may be "") and the grant's to sel.
 func (q *tableReq) where(sel *bun.SelectQuery, cond string, args []any) *bun.SelectQuery {
+	return q.whereBound(sel, cond, args, nil)
+}
+
+// whereBound is where with the values bound through bs (nil: in the text).
+func (q *tableReq) whereBound(sel *bun.SelectQuery, cond string, args []any, bs *binds) *bun.SelectQuery {
 	if cond != "" {
-		sel = sel.Where(cond, args...)
+		sel = sel.Where(cond, bs.wrap(args)...)
 	}
 	if q.rowCond != "" {
-		sel = sel.Where(q.rowCond, q.rowCondArgs...)
+		sel = sel.Where(q.rowCond, bs.wrap(q.rowCondArgs)...)
 	}
 	return sel
 }

@@ -18,34 +18,51 @@ import (
 )
 
 // serveServiceTypes serves GET /service_type[/{name}]: every type the
-// build knows, implemented or only listed (those refuse to be created
-// with 501), with fields= and group= (comma-separated groups).
+// build implements (types that are only listed, which refuse to be
+// created with 501, are left out), with its config_schema when the type
+// describes its configuration, fields= and group= (comma-separated
+// groups).
 func (b *Backend) serveServiceTypes(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	p := newParams(r.URL.Query())
 	sel, err := p.fields()
 	if err != nil {
 		return err
 	}
-	known := []string{"name", "label", "group", "description", "singleton", "implemented"}
+	known := []string{"name", "label", "group", "description", "singleton", "implemented", "config_schema"}
 	for _, f := range sel {
 		if !contains(known, f) {
 			return apierr.BadRequest("Invalid field '%s' requested for resource 'service_type'; fields are %s.", f, strings.Join(known, ", "))
 		}
 	}
 	encode := func(info service.Info) object {
-		_, impl := b.deps.Registry.Type(info.Name)
+		t, impl := b.deps.Registry.Type(info.Name)
+		var schema []service.ConfigField
+		if cs, ok := t.(service.ConfigSchemer); ok {
+			schema = cs.ConfigSchema()
+		}
 		o := object{{"name", info.Name}, {"label", info.Label}, {"group", info.Group},
-			{"description", info.Description}, {"singleton", info.Singleton}, {"implemented", impl}}
+			{"description", info.Description}, {"singleton", info.Singleton}, {"implemented", impl},
+			{"config_schema", schema}}
 		if sel != nil {
 			o = o.only(sel)
 		}
 		return o
 	}
-	types := b.deps.Registry.Types()
+	var types []service.Info
+	for _, info := range b.deps.Registry.Types() {
+		if _, ok := b.deps.Registry.Type(info.Name); ok {
+			types = append(types, info)
+		}
+	}
 	if name := ps.ByName("name"); name != "" {
 		for _, info := range types {
 			if info.Name == name {
 				return apierr.WriteJSON(w, http.StatusOK, encode(info))
+			}
+		}
+		for _, info := range b.deps.Registry.Types() {
+			if info.Name == name {
+				return apierr.NotFound("Service type '%s' is not available in this build.", name)
 			}
 		}
 		return apierr.NotFound("Service type '%s' not found.", name)

@@ -1,0 +1,180 @@
+package sqldb
+
+import (
+	"container/list"
+	"context"
+	"database/sql"
+	"strconv"
+	"sync"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+)
+
+// Prepared reads. bun writes every value into the query text, so each
+// call with another id or filter value is a new statement the database
+// parses and plans again. Reads of tables instead bind their values: the
+// query is built by bun as before, but each value argument is written as
+// a placeholder ($n on PostgreSQL, ? elsewhere) and sent apart, so the
+// text is the same for the same shape. The statement of a shape is
+// prepared once per connection and kept in a bounded cache (stmtCache),
+// dropped with the schema (InvalidateSchema) so that a schema change
+// takes effect at once. Identifiers and lists (IN) stay in the text.
+
+// maxStatements bounds the prepared shapes a backend keeps.
+const maxStatements = 256
+
+// binds collects the values of one query, in placeholder order.
+type binds struct {
+	pg   bool
+	vals []any
+}
+
+// bound is one value argument written as a placeholder.
+type bound struct {
+	b *binds
+	v any
+}
+
+// AppendQuery writes the placeholder and records the value.
+func (a bound) AppendQuery(_ schema.QueryGen, b []byte) ([]byte, error) {
+	a.b.vals = append(a.b.vals, a.v)
+	if a.b.pg {
+		return strconv.AppendInt(append(b, '$'), int64(len(a.b.vals)), 10), nil
+	}
+	return append(b, '?'), nil
+}
+
+// wrap returns args with every plain value (not an identifier, list or
+// other query fragment, and not nil) replaced by a placeholder.
+func (bs *binds) wrap(args []any) []any {
+	if bs == nil || len(args) == 0 {
+		return args
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch a.(type) {
+		case nil, schema.QueryAppender, bun.Ident, bun.Safe:
+			out[i] = a
+		default:
+			out[i] = bound{b: bs, v: a}
+		}
+	}
+	return out
+}
+
+// stmtCache keeps the prepared statements of one connection pool, least
+// recently used first out.
+type stmtCache struct {
+	db *sql.DB
+
+	mu    sync.Mutex
+	items map[string]*list.Element // of *cachedStmt
+	lru   list.List
+	done  bool
+}
+
+type cachedStmt struct {
+	text string
+	stmt *sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, items: map[string]*list.Element{}}
+}
+
+// get returns the statement of text, preparing it on first use.
+func (c *stmtCache) get(ctx context.Context, text string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	if el, ok := c.items[text]; ok && !c.done {
+		c.lru.MoveToFront(el)
+		s := el.Value.(*cachedStmt).stmt
+		c.mu.Unlock()
+		return s, nil
+	}
+	c.mu.Unlock()
+	stmt, err := c.db.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		// Dropped meanwhile: use it once; Close waits for its rows.
+		defer stmt.Close()
+		return stmt, nil
+	}
+	if el, ok := c.items[text]; ok { // prepared twice at once: keep one
+		stmt.Close()
+		c.lru.MoveToFront(el)
+		return el.Value.(*cachedStmt).stmt, nil
+	}
+	c.items[text] = c.lru.PushFront(&cachedStmt{text: text, stmt: stmt})
+	for c.lru.Len() > maxStatements {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		cs := old.Value.(*cachedStmt)
+		delete(c.items, cs.text)
+		cs.stmt.Close() // waits for rows still open on it
+	}
+	return stmt, nil
+}
+
+// drop closes every statement (those in use once their rows are closed).
+func (c *stmtCache) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		el.Value.(*cachedStmt).stmt.Close()
+	}
+	c.items = nil
+	c.lru.Init()
+}
+
+// statements returns the statement cache of db.
+func (b *Backend) statements(db *sql.DB) *stmtCache {
+	if c := b.stmts.Load(); c != nil && c.db == db {
+		return c
+	}
+	c := newStmtCache(db)
+	if old := b.stmts.Swap(c); old != nil {
+		old.drop()
+	}
+	return c
+}
+
+// dropStatements forgets every prepared statement (schema change, close).
+func (b *Backend) dropStatements() {
+	if old := b.stmts.Swap(nil); old != nil {
+		old.drop()
+	}
+}
+
+// rows runs sq, built with values from bs wrapped (binds.wrap), as a
+// prepared statement of db's pool; in a transaction, as a one-off bound
+// query on it.
+func (q *tableReq) rows(ctx context.Context, db bun.IDB, sq *bun.SelectQuery, bs *binds) (*sql.Rows, error) {
+	text, err := sq.AppendQuery(q.db.QueryGen(), nil)
+	if err != nil {
+		return nil, err
+	}
+	switch d := db.(type) {
+	case *bun.DB:
+		stmt, err := q.b.statements(d.DB).get(ctx, string(text))
+		if err != nil {
+			return nil, err
+		}
+		return stmt.QueryContext(ctx, bs.vals...)
+	case bun.Tx:
+		return d.Tx.QueryContext(ctx, string(text), bs.vals...)
+	case bun.Conn:
+		return d.Conn.QueryContext(ctx, string(text), bs.vals...)
+	}
+	return db.QueryContext(ctx, string(text), bs.vals...)
+}
+
+// newBinds returns the collector for a query on kind.
+func newBinds(kind dialects.Kind) *binds { return &binds{pg: kind == dialects.Postgres} }
