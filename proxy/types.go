@@ -14,6 +14,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/soap"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/proxy/system"
@@ -32,6 +33,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
+	types = append(types, soap.Type{})
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
 	types = append(types, cache.Types()...)
