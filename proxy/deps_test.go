@@ -39,6 +39,7 @@ var fronts = map[string][]string{
 	"handlers/ratelimit": {"limiter/..."},  // counts requests against limits
 	"proxy/system":       {"limiter/..."},  // system/limit_cache reads and resets the counters; system/limit validates limits
 	"handlers/enforce":   {"dialects/..."}, // keys shapes by the live *dialects.Table the backend serves
+	"proxy/oidc":         {"proxy/user"},   // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
 }
 
 func isLeaf(pkg string) bool { _, ok := leaves[pkg]; return ok }

@@ -18,6 +18,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/proxy/system"
+	"github.com/portcullis-dev/portcullis/proxy/oidc"
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
@@ -39,6 +40,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	types = append(types, cache.Types()...)
 	types = append(types, iot.Types()...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
+	types = append(types, oidc.Type{})
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})
 	types = append(types, mcp.NewType(mcp.Options{Audit: audit, Forwarder: rwsForwarder{}}))

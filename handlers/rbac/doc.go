@@ -75,14 +75,16 @@
 //     refresh, sign-out); password, POST (reset, and change when signed
 //     in); register, POST (open registration); profile, GET, POST, PUT
 //     and PATCH (the own profile).
+//   - oidc services: sso, GET and POST (the sign-in redirect and the
+//     provider's callback; the backend checks state, code and ID token).
 //
 // The backends behind them decide who may do what: the profile and a
 // password change need a signed-in user (the user service answers 401
 // without one), the session resources work on the caller's own token only,
 // and registration must be open. DreamFactory also exempts services whose
-// name ends in "_oauth" (its OAuth sign-in services); Portcullis has no
-// OAuth service type, and a name alone must never open a service, so it
-// does not.
+// name ends in "_oauth" (its OAuth sign-in services); a name alone must
+// never open a service, so Portcullis exempts the sso resource of the oidc
+// type instead.
 //
 // # System resources and roles
 //

@@ -31,6 +31,7 @@ var exceptions = []exception{
 	{typ: TypeUser, resource: "password", verbs: verbs(http.MethodPost)},                                                  // reset and change
 	{typ: TypeUser, resource: "register", verbs: verbs(http.MethodPost)},                                                  // open registration
 	{typ: TypeUser, resource: "profile", verbs: verbs(http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch)}, // own profile
+	{typ: "oidc", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                         // OpenID Connect sign-in and callback
 }
 
 // AccessException reports whether t is one of the routes every caller may

@@ -81,12 +81,40 @@ func (t *Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (
 	si := NewSignIn(e, false)
 	b := &backend{name: svc.Name, signIn: si}
 	b.routes = map[string]apierr.HandlerFunc{
-		"session":  si.Session(),
+		"session":  delegateSignIn(deps.Registry, si.Session()),
 		"register": si.Register(),
 		"password": si.Password(),
 		"profile":  si.Profile(),
 	}
 	return b, nil
+}
+
+// ServiceSignIn is a backend that signs users in through another
+// provider (OpenID Connect, OAuth 2.0, LDAP): the user service hands it
+// GET and POST /user/session?service=<its name>.
+type ServiceSignIn interface {
+	// ServeSignIn answers a sign-in request addressed to the service.
+	ServeSignIn(w http.ResponseWriter, r *http.Request) error
+}
+
+// delegateSignIn passes GET and POST session requests that name a
+// service (?service=) to that service's backend, and the rest to next.
+func delegateSignIn(reg service.Registry, next apierr.HandlerFunc) apierr.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name := strings.TrimSpace(r.URL.Query().Get("service"))
+		if name == "" || reg == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
+			return next(w, r)
+		}
+		be, ok := reg.Backend(strings.ToLower(name))
+		if !ok {
+			be, ok = reg.Backend(name)
+		}
+		si, isSignIn := be.(ServiceSignIn)
+		if !ok || !isSignIn {
+			return apierr.BadRequest("Service '%s' is not a sign-in service.", name)
+		}
+		return si.ServeSignIn(w, r)
+	}
 }
 
 // resources lists the backend's resources in the order GET / shows them.

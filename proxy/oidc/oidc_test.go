@@ -1,0 +1,206 @@
+package oidc_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/portcullis-dev/portcullis/proxy/proxytest"
+)
+
+// browser follows no redirects, like a test that looks at each hop.
+func browser() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+type answer struct {
+	status int
+	loc    string
+	body   map[string]any
+}
+
+func get(t *testing.T, u string, h http.Header) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := browser().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, loc: resp.Header.Get("Location")}
+	_ = json.Unmarshal(data, &a.body)
+	return a
+}
+
+func errMsg(a answer) string {
+	e, _ := a.body["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+func TestOIDCSignIn(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	p := newProvider(t, "portcullis-client")
+	admin := in.Admin(t)
+	role := admin.Do(t, "POST", "/api/v2/system/role", map[string]any{"resource": []any{map[string]any{"name": "sso-users", "is_active": true}}})
+	if role.Status != 200 && role.Status != 201 {
+		t.Fatalf("role: %d %s", role.Status, role.Body)
+	}
+	roleID := role.Map(t)["resource"].([]any)[0].(map[string]any)["id"]
+	callback := in.URL + "/api/v2/user/session?oauth_callback=true&service=idp&api_key=" + in.AdminKey
+
+	// Configuration is checked with every problem in one 400.
+	bad := admin.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
+		"name": "broken", "label": "Broken", "type": "oidc", "is_active": true, "config": map[string]any{"redirect_url": "ftp://x"}}}})
+	if bad.Status != 400 || !strings.Contains(string(bad.Body), "client_id is required") || !strings.Contains(string(bad.Body), "redirect_url") ||
+		!strings.Contains(string(bad.Body), "issuer is required without discovery_document") {
+		t.Fatalf("bad config: %d %s", bad.Status, bad.Body)
+	}
+	r := admin.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
+		"name": "idp", "label": "Our IdP", "type": "oidc", "is_active": true, "config": map[string]any{
+			"discovery_document": p.URL + "/.well-known/openid-configuration", "client_id": "portcullis-client",
+			"client_secret": "s3cret", "redirect_url": callback, "default_role": roleID, "icon_class": "fa-key"}}}})
+	if r.Status != 200 && r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	env := in.API().Do(t, "GET", "/api/v2/system/environment", nil).Map(t)
+	oauth, _ := env["authentication"].(map[string]any)["oauth"].([]any)
+	if len(oauth) != 1 || oauth[0].(map[string]any)["path"] != "user/session?service=idp" || oauth[0].(map[string]any)["type"] != "oidc" {
+		t.Fatalf("environment oauth: %v", env["authentication"])
+	}
+
+	start := in.URL + "/api/v2/user/session?service=idp&api_key=" + in.AdminKey
+	// flow runs the redirect to the provider and its answer, and returns
+	// the callback's answer.
+	flow := func(t *testing.T, startURL string, tamper func(cb *url.URL)) answer {
+		t.Helper()
+		a := get(t, startURL, nil)
+		if a.status != http.StatusFound || !strings.HasPrefix(a.loc, p.URL+"/authorize?") {
+			t.Fatalf("start: %d %q %v", a.status, a.loc, a.body)
+		}
+		b := get(t, a.loc, nil)
+		if b.status != http.StatusFound || !strings.HasPrefix(b.loc, in.URL+"/api/v2/user/session?") {
+			t.Fatalf("provider: %d %q", b.status, b.loc)
+		}
+		cb, _ := url.Parse(b.loc)
+		if tamper != nil {
+			tamper(cb)
+		}
+		return get(t, cb.String(), nil)
+	}
+
+	t.Run("sign-in creates the user with the default role", func(t *testing.T) {
+		a := flow(t, start, nil)
+		if a.status != 200 || a.body["email"] != "ann+idp@example.org" || a.body["session_token"] == nil || a.body["first_name"] != "Ann" {
+			t.Fatalf("callback: %d %v", a.status, a.body)
+		}
+		c := in.API()
+		c.Session = a.body["session_token"].(string)
+		s := c.Do(t, "GET", "/api/v2/user/session", nil).Map(t)
+		if s["email"] != "ann+idp@example.org" || s["role"] != "sso-users" {
+			t.Fatalf("session: %v", s)
+		}
+		// A second sign-in links the same user.
+		again := flow(t, start, nil)
+		if again.status != 200 || again.body["id"] != a.body["id"] {
+			t.Fatalf("second sign-in: %d %v (first id %v)", again.status, again.body, a.body["id"])
+		}
+	})
+	t.Run("XHR start answers the URL", func(t *testing.T) {
+		a := get(t, start, http.Header{"X-Requested-With": {"XMLHttpRequest"}})
+		resp, _ := a.body["response"].(map[string]any)
+		if a.status != 200 || resp["redirect"] != true || !strings.HasPrefix(resp["url"].(string), p.URL+"/authorize?") {
+			t.Fatalf("xhr: %d %v", a.status, a.body)
+		}
+	})
+	t.Run("redirect gets the token", func(t *testing.T) {
+		a := flow(t, start+"&redirect="+url.QueryEscape("/app/index.html"), nil)
+		if a.status != http.StatusFound || !strings.HasPrefix(a.loc, "/app/index.html?session_token=") {
+			t.Fatalf("redirect: %d %q %v", a.status, a.loc, a.body)
+		}
+		if b := get(t, start+"&redirect="+url.QueryEscape("https://evil.example/x"), nil); b.status != 400 {
+			t.Fatalf("foreign redirect: %d %v", b.status, b.body)
+		}
+	})
+	refused := []struct {
+		name   string
+		knob   func(on bool)
+		tamper func(cb *url.URL)
+		want   string
+	}{
+		{"forged ID token", func(on bool) { p.forge = on }, nil, "ID token is not valid"},
+		{"expired ID token", func(on bool) { p.expired = on }, nil, "ID token is not valid"},
+		{"wrong audience", func(on bool) { p.badAud = on }, nil, "ID token is not valid"},
+		{"wrong nonce", func(on bool) { p.badNonce = on }, nil, "nonce"},
+		{"forged state", nil, func(cb *url.URL) { q := cb.Query(); q.Set("state", "AAAA"+q.Get("state")[4:]); cb.RawQuery = q.Encode() }, "state"},
+		{"missing state", nil, func(cb *url.URL) { q := cb.Query(); q.Del("state"); cb.RawQuery = q.Encode() }, "state"},
+		{"code replayed or forged", nil, func(cb *url.URL) { q := cb.Query(); q.Set("code", "made-up"); cb.RawQuery = q.Encode() }, "invalid_grant"},
+		{"provider error", nil, func(cb *url.URL) { cb.RawQuery = "service=idp&api_key=" + in.AdminKey + "&error=access_denied" }, "access_denied"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.knob != nil {
+				p.mu.Lock()
+				tc.knob(true)
+				p.mu.Unlock()
+				defer func() { p.mu.Lock(); tc.knob(false); p.mu.Unlock() }()
+			}
+			a := flow(t, start, tc.tamper)
+			if a.status != 401 || !strings.Contains(errMsg(a), tc.want) {
+				t.Fatalf("%d %v, want 401 with %q", a.status, a.body, tc.want)
+			}
+		})
+	}
+	t.Run("provider down is 502", func(t *testing.T) {
+		r := admin.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
+			"name": "gone", "label": "Gone", "type": "oidc", "is_active": true, "config": map[string]any{
+				"discovery_document": "http://127.0.0.1:1/.well-known/openid-configuration", "client_id": "c", "redirect_url": callback}}}})
+		if r.Status != 200 && r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		a := get(t, in.URL+"/api/v2/user/session?service=gone&api_key="+in.AdminKey, nil)
+		if a.status != 502 {
+			t.Fatalf("%d %v", a.status, a.body)
+		}
+	})
+	t.Run("not a sign-in service", func(t *testing.T) {
+		a := get(t, in.URL+"/api/v2/user/session?service=system&api_key="+in.AdminKey, nil)
+		if a.status != 400 {
+			t.Fatalf("%d %v", a.status, a.body)
+		}
+	})
+}
+
+// TestSSOResource checks GET /{svc}/sso, which needs no role.
+func TestSSOResource(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	p := newProvider(t, "c1")
+	r := in.Admin(t).Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
+		"name": "idp", "label": "IdP", "type": "oidc", "is_active": true, "config": map[string]any{
+			"discovery_document": p.URL, "client_id": "c1",
+			"redirect_url": in.URL + "/api/v2/idp/sso?api_key=" + in.AdminKey}}}})
+	if r.Status != 200 && r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	a := get(t, in.URL+"/api/v2/idp/sso?api_key="+in.AdminKey, nil)
+	if a.status != http.StatusFound {
+		t.Fatalf("start: %d %v", a.status, a.body)
+	}
+	b := get(t, a.loc, nil)
+	c := get(t, b.loc, nil)
+	if c.status != 200 || c.body["email"] != "ann+idp@example.org" {
+		t.Fatalf("callback: %d %v", c.status, c.body)
+	}
+}
