@@ -12,13 +12,13 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/iot"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
+	"github.com/portcullis-dev/portcullis/proxy/oidc"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/soap"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/proxy/system"
-	"github.com/portcullis-dev/portcullis/proxy/oidc"
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 

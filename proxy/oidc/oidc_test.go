@@ -143,7 +143,11 @@ func TestOIDCSignIn(t *testing.T) {
 		{"expired ID token", func(on bool) { p.expired = on }, nil, "ID token is not valid"},
 		{"wrong audience", func(on bool) { p.badAud = on }, nil, "ID token is not valid"},
 		{"wrong nonce", func(on bool) { p.badNonce = on }, nil, "nonce"},
-		{"forged state", nil, func(cb *url.URL) { q := cb.Query(); q.Set("state", "AAAA"+q.Get("state")[4:]); cb.RawQuery = q.Encode() }, "state"},
+		{"forged state", nil, func(cb *url.URL) {
+			q := cb.Query()
+			q.Set("state", "AAAA"+q.Get("state")[4:])
+			cb.RawQuery = q.Encode()
+		}, "state"},
 		{"missing state", nil, func(cb *url.URL) { q := cb.Query(); q.Del("state"); cb.RawQuery = q.Encode() }, "state"},
 		{"code replayed or forged", nil, func(cb *url.URL) { q := cb.Query(); q.Set("code", "made-up"); cb.RawQuery = q.Encode() }, "invalid_grant"},
 		{"provider error", nil, func(cb *url.URL) { cb.RawQuery = "service=idp&api_key=" + in.AdminKey + "&error=access_denied" }, "access_denied"},
