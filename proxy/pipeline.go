@@ -76,6 +76,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	scripts, err := s.scriptStage()
+	if err != nil {
+		return nil, nil, err
+	}
 	contracts, err := s.contractStage()
 	if err != nil {
 		return nil, nil, err
@@ -83,11 +87,11 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
-		keys,     // API key → app and its default role (401, 403)
-		sessions, // session token → user, admin flag, user's role (401, 403)
-		roles,    // role-based access (403); the grant for the backend
-		limits,   // rate limits (429); administrators and script calls exempt
-		// script joins here.
+		keys,      // API key → app and its default role (401, 403)
+		sessions,  // session token → user, admin flag, user's role (401, 403)
+		roles,     // role-based access (403); the grant for the backend
+		limits,    // rate limits (429); administrators and script calls exempt
+		scripts,   // event scripts: pre_process, post_process (see handlers/script)
 		contracts, // schema-contract runtime enforcement (400, shaped responses)
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))

@@ -14,6 +14,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/script"
 )
 
 // entry is one service in a state: its record and its live backend, or
@@ -103,6 +104,9 @@ type state struct {
 	// policy is the role-based access engine of snap's roles (nil only
 	// before the first load).
 	policy *policy.Authorizer
+	// scripts is the event-script engine of snap's active scripts (nil
+	// when there are none).
+	scripts *script.Engine
 }
 
 func fingerprint(svc *store.Service) string {
@@ -140,6 +144,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 	}
 	next.limits = s.limitEngine(snap, oldLimits)
 	next.policy = s.policyEngine(snap)
+	next.scripts = s.scriptEngine(snap)
 	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)
