@@ -135,7 +135,7 @@ func Check(typ, src string) error {
 	if !ok {
 		return nil
 	}
-	_, err := l.compile("check", src)
+	_, err := l.compile("script", src)
 	return err
 }
 
