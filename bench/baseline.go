@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,25 @@ type baseDB struct {
 	page     string
 	filtered string
 	insert   string
+
+	// The prepared statements of the four queries.
+	byIDStmt, pageStmt, filteredStmt, insertStmt *sql.Stmt
+}
+
+// prepare prepares the queries once on the pool (database/sql prepares
+// them again on each connection as needed).
+func (b *baseDB) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		dst  **sql.Stmt
+		text string
+	}{{&b.byIDStmt, b.byID}, {&b.pageStmt, b.page}, {&b.filteredStmt, b.filtered}, {&b.insertStmt, b.insert}} {
+		s, err := b.db.PrepareContext(ctx, p.text)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.text, err)
+		}
+		*p.dst = s
+	}
+	return nil
 }
 
 // itemColumns is the item table's column list in table order.
@@ -113,7 +133,7 @@ func (b *baseline) getByID(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "id must be an integer")
 		return
 	}
-	rows, err := d.db.QueryContext(r.Context(), d.byID, id)
+	rows, err := d.byIDStmt.QueryContext(r.Context(), id)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -151,7 +171,7 @@ func (b *baseline) getPage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rows, err := d.db.QueryContext(r.Context(), d.page, limit+1, offset)
+	rows, err := d.pageStmt.QueryContext(r.Context(), limit+1, offset)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -171,7 +191,7 @@ func (b *baseline) getFiltered(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rows, err := d.db.QueryContext(r.Context(), d.filtered, q.Get("category"), minPrice, limit+1)
+	rows, err := d.filteredStmt.QueryContext(r.Context(), q.Get("category"), minPrice, limit+1)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -264,7 +284,7 @@ func (b *baseline) create(w http.ResponseWriter, r *http.Request) {
 	args := []any{in.Name, in.Category, in.Price.String(), in.Qty, in.Active, in.Created, notes}
 	var id int64
 	if d.kind == dialects.MySQL {
-		res, err := d.db.ExecContext(r.Context(), d.insert, args...)
+		res, err := d.insertStmt.ExecContext(r.Context(), args...)
 		if err == nil {
 			id, err = res.LastInsertId()
 		}
@@ -272,7 +292,7 @@ func (b *baseline) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-	} else if err := d.db.QueryRowContext(r.Context(), d.insert, args...).Scan(&id); err != nil {
+	} else if err := d.insertStmt.QueryRowContext(r.Context(), args...).Scan(&id); err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	driver "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/engines"
@@ -275,36 +277,46 @@ func placeholders(kind dialects.Kind, k, count int) string {
 	return sb.String()
 }
 
-// openBaselineDB opens the baseline's pool: database/sql with the same
-// driver, driver settings and pool size as Portcullis's service (so the
-// comparison is of the code above the driver). On MySQL it also lets the
-// driver interpolate arguments, as a hand-tuned server would: without it,
-// every query with arguments costs a prepare, an execute and a close.
+// openBaselineDB opens the baseline's pool as a careful Go programmer
+// would, sharing no settings with Portcullis: on PostgreSQL pgx with its
+// defaults (extended protocol, a per-connection statement cache), on
+// MySQL go-sql-driver with server-side prepared statements, on SQLite the
+// same driver and file. The baseline prepares its four queries on it
+// (baseDB.prepare).
 func openBaselineDB(ctx context.Context, d *database) (*sql.DB, error) {
-	if d.kind == dialects.MySQL {
+	var db *sql.DB
+	switch d.kind {
+	case dialects.MySQL:
 		mc, err := mysql.DriverConfig(d.cfg)
 		if err != nil {
 			return nil, err
 		}
-		mc.InterpolateParams = true
+		mc.InterpolateParams = false
 		conn, err := driver.NewConnector(mc)
 		if err != nil {
 			return nil, err
 		}
-		db := sql.OpenDB(conn)
-		db.SetMaxOpenConns(20)
-		db.SetMaxIdleConns(20)
-		db.SetConnMaxLifetime(time.Hour)
-		db.SetConnMaxIdleTime(5 * time.Minute)
-		if err := db.PingContext(ctx); err != nil {
-			db.Close()
+		db = sql.OpenDB(conn)
+	case dialects.Postgres:
+		pc, err := pgx.ParseConfig(d.cfg.URL())
+		if err != nil {
 			return nil, err
 		}
-		return db, nil
+		db = stdlib.OpenDB(*pc)
+	default:
+		bdb, _, err := engines.Open(ctx, d.cfg)
+		if err != nil {
+			return nil, err
+		}
+		return bdb.DB, nil
 	}
-	bdb, _, err := engines.Open(ctx, d.cfg)
-	if err != nil {
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	db.SetConnMaxLifetime(time.Hour)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
 		return nil, err
 	}
-	return bdb.DB, nil
+	return db, nil
 }

@@ -254,7 +254,11 @@ func bench(ctx context.Context, o *options, stdout io.Writer) (*report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("baseline pool on %s: %w", k, err)
 		}
-		baseDBs[string(k)] = newBaseDB(k, db)
+		bd := newBaseDB(k, db)
+		if err := bd.prepare(ctx); err != nil {
+			return nil, fmt.Errorf("baseline on %s: %w", k, err)
+		}
+		baseDBs[string(k)] = bd
 	}
 
 	upURL, stopUp, err := serve(upstreamHandler())

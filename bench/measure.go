@@ -63,3 +63,42 @@ func readPeakRSS() uint64 {
 	}
 	return 0
 }
+
+// dbServerNames are the process names of the database servers whose CPU a
+// run reports (SQLite runs inside the server process).
+var dbServerNames = map[string]bool{"postgres": true, "mariadbd": true, "mysqld": true}
+
+// dbServerCPU sums the user and system CPU time of every PostgreSQL and
+// MariaDB/MySQL server process on this machine, from /proc. Only the
+// bench's engine is busy during a run, so the difference across a run is
+// that engine's CPU for the run (other clients of the same server count
+// too: run on a quiet machine). It is 0 where /proc cannot be read.
+func dbServerCPU() time.Duration {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	tick := time.Second / 100 // USER_HZ on Linux
+	var total time.Duration
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open || !dbServerNames[string(b[open+1:close])] {
+			continue
+		}
+		f := bytes.Fields(b[close+1:])
+		if len(f) < 13 { // state is f[0]; utime and stime are fields 14 and 15
+			continue
+		}
+		ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
+		st, _ := strconv.ParseInt(string(f[12]), 10, 64)
+		total += time.Duration(ut+st) * tick
+	}
+	return total
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/portcullis-dev/portcullis/dialects"
 	"golang.org/x/term"
 )
 
@@ -83,7 +85,7 @@ func (p *lineProgress) finish() {}
 // printTable writes the results as an aligned table, two lines per case.
 func printTable(w io.Writer, results []*caseResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tengine\tserver\treq/s\tp50\tp99\t@rate\tallocs/req\tKB/req\tCPU µs/req\tpeak RSS\treq/s ratio\tp99 ratio\t")
+	fmt.Fprintln(tw, "scenario\tengine\tserver\treq/s\tp50\tp99\t@rate\tallocs/req\tKB/req\tCPU µs/req\tDB CPU µs/req\tpeak RSS\treq/s ratio\tp99 ratio\t")
 	for _, c := range results {
 		for _, s := range []struct {
 			name string
@@ -97,9 +99,13 @@ func printTable(w io.Writer, results []*caseResult) {
 			if !s.r.RSSExact {
 				rss += "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%d/s\t%.0f\t%.1f\t%.0f\t%s\t%s\t%s\t\n",
+			dbCPU := "-"
+			if c.Engine != string(dialects.SQLite) {
+				dbCPU = fmt.Sprintf("%.0f", s.r.DBCPUus)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%d/s\t%.0f\t%.1f\t%.0f\t%s\t%s\t%s\t%s\t\n",
 				c.Scenario, c.Engine, s.name, s.r.RPS, dur(s.r.P50us), dur(s.r.P99us), c.LatencyRate,
-				s.r.Allocs, s.r.Bytes/1024, s.r.CPUus, rss, ratioRPS, ratioP99)
+				s.r.Allocs, s.r.Bytes/1024, s.r.CPUus, dbCPU, rss, ratioRPS, ratioP99)
 		}
 	}
 	tw.Flush()

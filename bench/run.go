@@ -43,7 +43,8 @@ type sideResult struct {
 	P99us     float64 `json:"p99_us"`
 	Allocs    float64 `json:"allocs_per_req"`
 	Bytes     float64 `json:"alloc_bytes_per_req"`
-	CPUus     float64 `json:"cpu_us_per_req"` // server process, user + system
+	CPUus     float64 `json:"cpu_us_per_req"`    // server process, user + system
+	DBCPUus   float64 `json:"db_cpu_us_per_req"` // database server processes (PostgreSQL, MySQL)
 	PeakRSS   uint64  `json:"peak_rss_bytes"`
 	RSSExact  bool    `json:"peak_rss_per_run"` // false: process lifetime peak
 	BodyBytes int     `json:"body_bytes"`
@@ -77,6 +78,7 @@ type side struct {
 	res     *sideResult
 	tput    []*attackResult
 	delta   procSample
+	dbCPU   time.Duration // database servers' CPU over the throughput runs
 	peak    uint64
 	rssOK   bool
 }
@@ -175,9 +177,9 @@ func (r *runner) measure(ctx context.Context, s *side, d time.Duration, profName
 			return err
 		}
 	}
-	before := sample()
+	before, dbBefore := sample(), dbServerCPU()
 	res, err := r.load.run(job{Targets: s.targets, Duration: jsonDuration(d), Workers: r.set.Workers}, nil)
-	after := sample()
+	after, dbAfter := sample(), dbServerCPU()
 	if stopProfile != nil {
 		stopProfile()
 	}
@@ -188,6 +190,7 @@ func (r *runner) measure(ctx context.Context, s *side, d time.Duration, profName
 	s.delta.mallocs += d1.mallocs
 	s.delta.allocBytes += d1.allocBytes
 	s.delta.cpu += d1.cpu
+	s.dbCPU += dbAfter - dbBefore
 	s.peak = max(s.peak, readPeakRSS())
 	s.rssOK = rssOK
 	s.tput = append(s.tput, res)
@@ -214,6 +217,7 @@ func (s *side) summariseThroughput() {
 		s.res.Allocs = float64(s.delta.mallocs) / n
 		s.res.Bytes = float64(s.delta.allocBytes) / n
 		s.res.CPUus = float64(s.delta.cpu.Microseconds()) / n
+		s.res.DBCPUus = float64(s.dbCPU.Microseconds()) / n
 	}
 	s.res.PeakRSS = s.peak
 	s.res.RSSExact = s.rssOK

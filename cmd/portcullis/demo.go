@@ -43,27 +43,48 @@ func (c demoCmd) Run(g *globals) error {
 		return err
 	}
 	return serve(ctx, cfg, c.Addr, shutdown{wait: 10 * time.Second}, func(a net.Addr) {
-		base := "http://" + a.String() + "/api/v2"
-		fmt.Printf(`
-Portcullis demo (data in %s, deleted on exit)
-
-  admin e-mail:    %s
-  admin password:  %s
-  admin API key:   %s
-  demo API key:    %s   (app "demo": every verb on the sample database "db")
-
-API docs (paste a key, pick a service, try a call): http://%s/api/docs/
-Files service "files":     %s/storage (GET /api/v2/files/ with the admin key and a session)
-E-mail service "email":    writes each message as an .eml file in %s/storage/email
-
-Try:
-
-  curl -s -H "X-Platform-API-Key: %s" '%s/db/_table/customer?fields=id,name,city&limit=3'
-  curl -s -H "X-Platform-API-Key: %s" '%s/db/_table/orders?filter=status%%3D%%27shipped%%27&related=customer_by_customer_id'
-  curl -s -X POST -H "X-Platform-API-Key: %s" -H 'Content-Type: application/json' -d '{"email":"%s","password":"%s"}' '%s/system/admin/session'
-
-`, dir, email, password, res.AdminAPIKey, key, a.String(), dir, dir, key, base, key, base, res.AdminAPIKey, email, password, base)
+		fmt.Print(demoBanner(demoInfo{dir: dir, addr: a.String(), email: email, password: password,
+			adminKey: res.AdminAPIKey, demoKey: key}))
 	})
+}
+
+// demoInfo is what the demo banner shows.
+type demoInfo struct {
+	dir, addr, email, password, adminKey, demoKey string
+}
+
+// demoBanner is what demo prints once it listens: the credentials, then
+// lines to paste into a POSIX shell: the keys as variables, a sign-in
+// whose session token lands in $TOKEN (sed only, no jq), and first calls.
+func demoBanner(d demoInfo) string {
+	login := fmt.Sprintf(`{"email":"%s","password":"%s"}`, d.email, d.password)
+	return fmt.Sprintf(`
+Portcullis demo (data in %[1]s, deleted on exit)
+
+  admin e-mail:    %[2]s
+  admin password:  %[3]s
+  admin API key:   %[4]s
+  demo API key:    %[5]s   (app "demo": every verb on the sample database "db")
+
+API docs (paste a key, pick a service, try a call): http://%[6]s/api/docs/
+Files service "files":     %[1]s/storage (GET /api/v2/files/ with the admin key and a session)
+E-mail service "email":    writes each message as an .eml file in %[1]s/storage/email
+
+Paste into a shell (another terminal):
+
+  export BASE=http://%[6]s/api/v2
+  export K=%[5]s
+  export ADMIN_KEY=%[4]s
+  export TOKEN=$(curl -s -X POST -H "X-Platform-API-Key: $ADMIN_KEY" -H 'Content-Type: application/json' -d '%[7]s' "$BASE/system/admin/session" | sed -n 's/.*"session_token":"\([^"]*\)".*/\1/p')
+
+Then:
+
+  curl -s -H "X-Platform-API-Key: $K" "$BASE/db/_table/customer?fields=id,name,city&limit=3"
+  curl -s -H "X-Platform-API-Key: $K" "$BASE/db/_table/orders?filter=status%%3D%%27shipped%%27&related=customer_by_customer_id"
+  curl -s -X POST -H "X-Platform-API-Key: $K" -H 'Content-Type: application/json' -d '{"resource":[{"name":"Slide rule","price":12.5}]}' "$BASE/db/_table/product"
+  curl -s -H "X-Platform-API-Key: $ADMIN_KEY" -H "X-Platform-Session-Token: $TOKEN" "$BASE/system/service?fields=name,type"
+
+`, d.dir, d.email, d.password, d.adminKey, d.demoKey, d.addr, login)
 }
 
 // seedDemoFiles puts a first file in the files service's root.
