@@ -1,10 +1,12 @@
 package proxy_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -44,7 +46,7 @@ func TestCacheServices(t *testing.T) {
 		}
 	}
 
-	prefix := "pctest-proxy-" + strings.ReplaceAll(t.Name(), "/", "-") + ":"
+	prefix := fmt.Sprintf("pctest-proxy-%d:", time.Now().UnixNano())
 	configs := map[string]map[string]any{
 		"redis":     {"host": rhost, "port": rport, "database_index": ro.DB, "password": ro.Password, "default_ttl": 60, "options": map[string]any{"prefix": prefix}},
 		"memcached": {"host": host, "port": port, "default_ttl": 60, "options": map[string]any{"prefix": prefix}},

@@ -12,6 +12,7 @@ import (
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
 	"github.com/portcullis-dev/portcullis/proxy"
+	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
@@ -153,5 +154,70 @@ func TestUploadCap(t *testing.T) {
 	}
 	if r := admin.Do(t, http.MethodPost, "/api/v2/system/app", bytes.Repeat([]byte(" "), 2<<20)); r.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("2 MiB system body = %d", r.Status)
+	}
+}
+
+// TestPublicPaths: a file service's public_path entries are served
+// without credentials at /storage/{service}/{path}, read-only, with
+// ranges; every other path there is a 403, and no path leaves the root.
+func TestPublicPaths(t *testing.T) {
+	in := proxytest.StartSQLite(t)
+	admin := in.Admin(t)
+	root := filepath.Join(in.Config.DataDir, "storage")
+	for name, body := range map[string]string{"pub/a.txt": "public a", "pub/deep/b.txt": "public b", "logo.png": "PNG", "secret.txt": "secret"} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := admin.Do(t, http.MethodPatch, "/api/v2/system/service?filter=name%3Dfiles", map[string]any{"config": map[string]any{"public_path": []string{"pub/", "logo.png"}}})
+	if r.Status != http.StatusOK {
+		t.Fatalf("set public_path = %d %s", r.Status, r.Body)
+	}
+	if err := in.Proxy.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	get := func(method, path string, header http.Header) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, in.URL+path, nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp, b.String()
+	}
+	for _, tc := range []struct {
+		method, path string
+		header       http.Header
+		status       int
+		body         string
+	}{
+		{"GET", "/storage/files/pub/a.txt", nil, 200, "public a"},
+		{"GET", "/storage/files/pub/deep/b.txt", nil, 200, "public b"},
+		{"GET", "/storage/files/logo.png", nil, 200, "PNG"},
+		{"GET", "/storage/files/pub/a.txt", http.Header{"Range": {"bytes=7-"}}, 206, "a"},
+		{"HEAD", "/storage/files/pub/a.txt", nil, 200, ""},
+		{"GET", "/storage/files/secret.txt", nil, 403, files.MsgAccessDenied},
+		{"GET", "/storage/files/pub/", nil, 403, files.MsgAccessDenied},
+		{"GET", "/storage/files/pubx/a.txt", nil, 403, files.MsgAccessDenied},
+		{"GET", "/storage/files/pub/%2e%2e/secret.txt", nil, 403, files.MsgAccessDenied},
+		{"GET", "/storage/files/pub/..%2fsecret.txt", nil, 403, files.MsgAccessDenied},
+		{"GET", "/storage/files/pub/missing.txt", nil, 404, "not found"},
+		{"GET", "/storage/nosuch/pub/a.txt", nil, 404, "not found"},
+		{"GET", "/storage/db/pub/a.txt", nil, 404, "not found"},
+	} {
+		resp, body := get(tc.method, tc.path, tc.header)
+		if resp.StatusCode != tc.status || !strings.Contains(body, tc.body) {
+			t.Errorf("%s %s = %d %s, want %d %q", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.body)
+		}
 	}
 }

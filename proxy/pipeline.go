@@ -121,6 +121,8 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle(AuditStreamPath, handlers.Chain(recover, reqID, access, keys, sessions, adminOnly)(s.audit))
 	docsPage(mux) // the API docs page, /api/docs/
+	// public_path files of file services, without credentials (GET and HEAD).
+	mux.Handle("GET "+StoragePath+"{service}/{path...}", handlers.Chain(recover, reqID, access, guards.Stage)(http.HandlerFunc(s.servePublicFile)))
 	mux.Handle("/", api)
 	return api, mux, nil
 }

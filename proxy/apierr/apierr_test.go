@@ -70,7 +70,7 @@ func TestEnvelope(t *testing.T) {
 
 func TestUnmarshal(t *testing.T) {
 	var v map[string]any
-	for _, bad := range []string{`{"a":`, `{"a":1} trailing`, `[1,]`} {
+	for _, bad := range []string{`{"a":`, `{"a":1} trailing`, `[1,]`, `{}}`, `{"a":1}]`} {
 		if err := apierr.Unmarshal([]byte(bad), &v, false); apierr.As(err).Status != 400 {
 			t.Errorf("Unmarshal(%q) = %v, want a 400", bad, err)
 		}

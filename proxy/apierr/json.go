@@ -47,7 +47,9 @@ func Unmarshal(data []byte, v any, allowEmpty bool) error {
 		}
 		return InvalidJSON(err)
 	}
-	if dec.More() {
+	// Anything but blanks after the value is malformed (dec.More alone
+	// would let a stray ']' or '}' through).
+	if _, err := dec.Token(); err != io.EOF {
 		return InvalidJSON(errors.New("unexpected data after the JSON value"))
 	}
 	return nil

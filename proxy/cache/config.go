@@ -70,7 +70,9 @@ func ParseRedisConfig(raw json.RawMessage) (RedisConfig, error) {
 	if err := service.DecodeConfig(options(raw), &c.Options, redisOptionKeys); err != nil {
 		errs = append(errs, prefixErr("options", err))
 	}
-	errs = append(errs, checkHost(c.Host)...)
+	if err := service.CheckHost(c.Host); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Port.Check(); err != nil {
 		errs = append(errs, err)
 	}
@@ -152,7 +154,9 @@ func ParseMemcachedConfig(raw json.RawMessage) (MemcachedConfig, error) {
 		errs = append(errs, prefixErr("options", err))
 	}
 	for _, h := range strings.Split(c.Host, ",") {
-		errs = append(errs, checkHost(h)...)
+		if err := service.CheckHost(h); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.Port.Check(); err != nil {
 		errs = append(errs, err)
@@ -200,18 +204,6 @@ func ttlOr(seconds int) time.Duration {
 		return time.Duration(seconds) * time.Second
 	}
 	return DefaultTTL
-}
-
-// checkHost requires a host name or address.
-func checkHost(h string) []error {
-	h = strings.TrimSpace(h)
-	switch {
-	case h == "":
-		return []error{errors.New("host: required")}
-	case strings.ContainsAny(h, " /?#"):
-		return []error{fmt.Errorf("host: %q is not a host name or address", h)}
-	}
-	return nil
 }
 
 // options returns the "options" member of a configuration (nil when there

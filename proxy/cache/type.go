@@ -17,12 +17,7 @@ func Types() []service.Type { return []service.Type{RedisType{}, MemcachedType{}
 
 // info finds a generic type's description by name.
 func info(name, label string) service.Info {
-	for _, i := range service.Generic {
-		if i.Name == name {
-			return i
-		}
-	}
-	return service.Info{Name: name, Label: label, Group: service.GroupCache}
+	return service.GenericInfo(name, service.Info{Name: name, Label: label, Group: service.GroupCache})
 }
 
 // RedisType is the cache_redis service type. Its zero value is ready to

@@ -15,8 +15,8 @@ type LocalConfig struct {
 	// Container is the root folder: relative to the data directory, or
 	// absolute. Empty means DIR/storage.
 	Container string `json:"container"`
-	// PublicPath lists paths DreamFactory serves without credentials;
-	// kept and returned, not served (see the package doc).
+	// PublicPath lists files and folders served without credentials at
+	// /storage/{service}/{path} (see the package doc).
 	PublicPath []string `json:"public_path,omitempty"`
 }
 

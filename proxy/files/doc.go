@@ -47,9 +47,13 @@
 //
 // Differences from DreamFactory: url= uploads (the server fetching a URL)
 // are refused with 400, as they would let any caller with write access
-// make the server call arbitrary addresses; public_path is kept in the
-// configuration but not served without credentials; source_container
+// make the server call arbitrary addresses; source_container
 // (copying between services) is refused per entry.
+//
+// public_path entries (files, or folders and everything below them) are
+// served read-only without credentials at GET /storage/{service}/{path},
+// DreamFactory's storage route ([Handler.ServePublic]); any other path
+// there is a 403.
 //
 // A [Handler] is an http.Handler usable alone over any [Storage]:
 //

@@ -46,6 +46,9 @@ type Handler struct {
 	MaxListEntries int
 	// Logger receives failures that are not the client's; nil discards.
 	Logger *slog.Logger
+	// PublicPaths are the files and folders served without credentials
+	// by ServePublic (the service's public_path).
+	PublicPaths []string
 }
 
 // ServeHTTP answers one request.

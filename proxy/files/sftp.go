@@ -43,7 +43,8 @@ type SFTPConfig struct {
 	Timeout int `json:"timeout,omitempty"`
 	// Container is the root folder on the server (required).
 	Container string `json:"container"`
-	// PublicPath is kept and returned (see the package doc).
+	// PublicPath lists files and folders served without credentials at
+	// /storage/{service}/{path} (see the package doc).
 	PublicPath []string `json:"public_path,omitempty"`
 }
 

@@ -51,7 +51,7 @@ func (LocalType) New(_ context.Context, svc *store.Service, deps service.Deps) (
 	if deps.DataDir == "" && !isAbs(cfg.Container) {
 		return nil, errors.New("files: a relative container needs a data directory")
 	}
-	h := &Handler{Name: svc.Name, Storage: NewLocal(cfg.Root(deps.DataDir))}
+	h := &Handler{Name: svc.Name, Storage: NewLocal(cfg.Root(deps.DataDir)), PublicPaths: cfg.PublicPath}
 	if deps.Logger != nil {
 		h.Logger = deps.Logger.With("service", svc.Name)
 	}
@@ -108,7 +108,7 @@ func (SFTPType) New(_ context.Context, svc *store.Service, deps service.Deps) (s
 	if err != nil {
 		return nil, err
 	}
-	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewSFTP(cfg, logger, allow.Dialer()), Logger: logger}}, nil
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewSFTP(cfg, logger, allow.Dialer()), Logger: logger, PublicPaths: cfg.PublicPath}}, nil
 }
 
 // WebDAVType is the webdav_file service type: files on a WebDAV server.
@@ -140,5 +140,5 @@ func (WebDAVType) New(_ context.Context, svc *store.Service, deps service.Deps) 
 	if err != nil {
 		return nil, err
 	}
-	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewWebDAV(cfg, allow.Dialer()), Logger: logger}}, nil
+	return &backend{Handler: &Handler{Name: svc.Name, Storage: NewWebDAV(cfg, allow.Dialer()), Logger: logger, PublicPaths: cfg.PublicPath}}, nil
 }

@@ -37,7 +37,8 @@ type WebDAVConfig struct {
 	Timeout int `json:"timeout,omitempty"`
 	// Container is a path prefix below BaseURI.
 	Container string `json:"container,omitempty"`
-	// PublicPath is kept and returned (see the package doc).
+	// PublicPath lists files and folders served without credentials at
+	// /storage/{service}/{path} (see the package doc).
 	PublicPath []string `json:"public_path,omitempty"`
 	// Encoding and Proxy are DreamFactory keys accepted and ignored.
 	Encoding string `json:"encoding,omitempty"`

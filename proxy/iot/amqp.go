@@ -475,8 +475,9 @@ func (a *AMQP) Consume(ctx context.Context, s Source, limit int, wait time.Durat
 	defer timer.Stop()
 	out := []Message{}
 	var last *amqp.Delivery
+	size := 0
 collect:
-	for len(out) < limit {
+	for len(out) < limit && size < MaxConsumeBytes {
 		select {
 		case d, ok := <-deliveries:
 			if !ok {
@@ -484,6 +485,7 @@ collect:
 			}
 			last = &d
 			out = append(out, amqpMessage(d))
+			size += len(d.Body)
 		case <-timer.C:
 			break collect
 		case <-ctx.Done():

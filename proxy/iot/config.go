@@ -41,7 +41,9 @@ func ParseAMQPConfig(raw json.RawMessage) (AMQPConfig, error) {
 	if err := service.DecodeConfig(raw, &c, amqpKeys); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkHost(c.Host)...)
+	if err := service.CheckHost(c.Host); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Port.Check(); err != nil {
 		errs = append(errs, err)
 	}
@@ -93,7 +95,9 @@ func ParseMQTTConfig(raw json.RawMessage) (MQTTConfig, error) {
 	if err := service.DecodeConfig(raw, &c, mqttKeys); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkHost(c.Host)...)
+	if err := service.CheckHost(c.Host); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Port.Check(); err != nil {
 		errs = append(errs, err)
 	}
@@ -153,18 +157,6 @@ func (f *Flag) UnmarshalJSON(b []byte) error {
 		*f = false
 	default:
 		return fmt.Errorf("use_tls: %q is not a boolean", s)
-	}
-	return nil
-}
-
-// checkHost requires a host name or address.
-func checkHost(h string) []error {
-	h = strings.TrimSpace(h)
-	switch {
-	case h == "":
-		return []error{errors.New("host: required")}
-	case strings.ContainsAny(h, " /?#@"):
-		return []error{fmt.Errorf("host: %q is not a host name or address", h)}
 	}
 	return nil
 }

@@ -27,9 +27,10 @@
 // MQTT publishes with QoS 1 and retain=true unless the body says
 // otherwise; a publish without topic or message is a 400.
 //
-// Consuming takes at most limit messages (default 10, at most 1000)
-// within timeout seconds (default 5, at most 60); AMQP acknowledges the
-// messages it returns and leaves the rest queued.
+// Consuming takes at most limit messages (default 10, at most 1000), and
+// stops once they hold 16 MiB, within timeout seconds (default 5, at most
+// 60); AMQP acknowledges the messages it returns and leaves the rest
+// queued.
 //
 // Subscriptions run inside the server, one set per service: a second
 // POST /sub while one runs is a 409. Each message becomes an inner call

@@ -23,6 +23,9 @@ const (
 	MaxConsumeLimit     = 1000
 	DefaultConsumeWait  = 5 * time.Second
 	MaxConsumeWait      = 60 * time.Second
+	// MaxConsumeBytes bounds the message bytes one consume collects: it
+	// returns once they reach it (AMQP leaves the rest queued).
+	MaxConsumeBytes = 16 << 20
 	// MaxJobs caps the subscriptions of one service.
 	MaxJobs = 100
 	// DeliveryTimeout bounds each call a subscription makes.

@@ -267,10 +267,11 @@ func (m *MQTT) Consume(ctx context.Context, s Source, limit int, wait time.Durat
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	out := []Message{}
-	for len(out) < limit {
+	for size := 0; len(out) < limit && size < MaxConsumeBytes; {
 		select {
 		case msg := <-msgs:
 			out = append(out, msg)
+			size += len(msg.Body)
 		case <-timer.C:
 			return out, nil
 		case <-lost:

@@ -16,12 +16,7 @@ func Types() []service.Type { return []service.Type{AMQPType{}, MQTTType{}} }
 
 // info finds a generic type's description by name.
 func info(name, label string) service.Info {
-	for _, i := range service.Generic {
-		if i.Name == name {
-			return i
-		}
-	}
-	return service.Info{Name: name, Label: label, Group: service.GroupIoT}
+	return service.GenericInfo(name, service.Info{Name: name, Label: label, Group: service.GroupIoT})
 }
 
 // AMQPType is the amqp service type. Its zero value is ready to use.

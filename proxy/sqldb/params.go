@@ -1,9 +1,9 @@
 package sqldb
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -93,16 +93,8 @@ const maxBodyRecords = 10000
 func parseOptions(r *http.Request, maxRecords int) (*options, error) {
 	o := &options{}
 	params := map[string]any{}
-	var data []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		var err error
-		if data, err = io.ReadAll(r.Body); err != nil {
-			return nil, apierr.As(err)
-		}
-	}
-	if len(bytes.TrimSpace(data)) > 0 {
-		o.hasBody = true
-		if err := o.readBody(data, params); err != nil {
+		if err := o.readBody(r.Body, params); err != nil {
 			return nil, err
 		}
 	}
@@ -117,53 +109,159 @@ func parseOptions(r *http.Request, maxRecords int) (*options, error) {
 }
 
 // readBody decodes a JSON body: {"resource":[…], options…}, a bare array of
-// records, or a bare object.
-func (o *options) readBody(data []byte, params map[string]any) error {
-	var v any
-	if err := apierr.Unmarshal(data, &v, false); err != nil {
-		return err
-	}
-	switch v := v.(type) {
-	case []any:
-		return o.setRecords(v)
-	case map[string]any:
-		res, wrapped := v["resource"]
-		if !wrapped {
-			o.object = v
-			return nil
+// records, or a bare object. It decodes as it reads, one record at a time,
+// so a large batch costs its decoded records and not also its text (issue
+// 16: a body cost about five times its size).
+func (o *options) readBody(body io.Reader, params map[string]any) error {
+	src := &readErr{r: body}
+	dec := json.NewDecoder(src)
+	dec.UseNumber()
+	fail := func(err error) error {
+		if src.err != nil {
+			return apierr.As(src.err)
 		}
-		for k, val := range v {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return apierr.BadRequest("Invalid value for field '%s': expected %s.", ute.Field, ute.Type.String()).WithCause(err)
+		}
+		return apierr.InvalidJSON(err)
+	}
+	tok, err := dec.Token()
+	if err == io.EOF && src.err == nil {
+		return nil // empty or blank body
+	}
+	if err != nil {
+		return fail(err)
+	}
+	o.hasBody = true
+	switch tok {
+	case json.Delim('['):
+		if err := o.streamRecords(dec, fail); err != nil {
+			return err
+		}
+	case json.Delim('{'):
+		top := map[string]any{}
+		wrapped := false
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return fail(err)
+			}
+			k, _ := kt.(string)
 			if k != "resource" {
-				params[k] = val
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					return fail(err)
+				}
+				top[k] = v
+				continue
+			}
+			wrapped = true
+			o.records = nil
+			vt, err := dec.Token()
+			if err != nil {
+				return fail(err)
+			}
+			switch vt {
+			case json.Delim('['):
+				if err := o.streamRecords(dec, fail); err != nil {
+					return err
+				}
+			case json.Delim('{'):
+				rec, err := decodeMembers(dec, fail)
+				if err != nil {
+					return err
+				}
+				o.records = []record{rec}
+			case nil:
+			default:
+				return apierr.BadRequest("The 'resource' member must be an array of records.")
 			}
 		}
-		switch res := res.(type) {
-		case []any:
-			return o.setRecords(res)
-		case map[string]any:
-			o.records = []record{res}
-			return nil
-		case nil:
-			return nil
+		if _, err := dec.Token(); err != nil { // the closing brace
+			return fail(err)
 		}
-		return apierr.BadRequest("The 'resource' member must be an array of records.")
+		if wrapped {
+			for k, v := range top {
+				params[k] = v
+			}
+		} else {
+			o.object = top
+		}
+	default:
+		if d, ok := tok.(json.Delim); ok {
+			return fail(fmt.Errorf("invalid character %q", rune(d)))
+		}
+		return apierr.BadRequest("The request body must be a JSON object or an array of records.")
 	}
-	return apierr.BadRequest("The request body must be a JSON object or an array of records.")
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the JSON value")
+		}
+		return fail(err)
+	}
+	return nil
 }
 
-func (o *options) setRecords(list []any) error {
-	if len(list) > maxBodyRecords {
-		return apierr.BadRequest("A batch may hold at most %d records.", maxBodyRecords)
-	}
-	o.records = make([]record, 0, len(list))
-	for i, it := range list {
-		m, ok := it.(map[string]any)
+// streamRecords decodes the records of an array whose opening bracket dec
+// has read, and its closing bracket.
+func (o *options) streamRecords(dec *json.Decoder, fail func(error) error) error {
+	o.records = []record{}
+	for i := 0; dec.More(); i++ {
+		if i >= maxBodyRecords {
+			return apierr.BadRequest("A batch may hold at most %d records.", maxBodyRecords)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fail(err)
+		}
+		m, ok := v.(map[string]any)
 		if !ok {
 			return apierr.BadRequest("Record %d is not a JSON object.", i)
 		}
 		o.records = append(o.records, m)
 	}
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
+	}
 	return nil
+}
+
+// decodeMembers decodes the members of an object whose opening brace dec
+// has read, and its closing brace.
+func decodeMembers(dec *json.Decoder, fail func(error) error) (map[string]any, error) {
+	m := map[string]any{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, fail(err)
+		}
+		k, _ := kt.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fail(err)
+		}
+		m[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fail(err)
+	}
+	return m, nil
+}
+
+// readErr remembers the error of reading a body (a cap, a client that went
+// away) apart from what the JSON decoder makes of it.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }
 
 // apply sets the options from params (canonical names and aliases,

@@ -1,0 +1,31 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// CheckHost checks the host key of a service's configuration: required,
+// and a host name or address (no scheme, path, credentials or spaces).
+func CheckHost(h string) error {
+	h = strings.TrimSpace(h)
+	switch {
+	case h == "":
+		return errors.New("host: required")
+	case strings.ContainsAny(h, " /?#@"):
+		return fmt.Errorf("host: %q is not a host name or address", h)
+	}
+	return nil
+}
+
+// GenericInfo returns the entry of [Generic] called name, or fallback
+// when the list has none.
+func GenericInfo(name string, fallback Info) Info {
+	for _, i := range Generic {
+		if i.Name == name {
+			return i
+		}
+	}
+	return fallback
+}
