@@ -10,7 +10,8 @@
 //	               {"exchange":{"name":"ex1","type":"direct"},"routing_key":"rk","message":{"body":{"a":1},"content_type":"application/json"}}
 //	         MQTT: {"topic":"sensors/t1","message":"22.5","qos":1,"retain":true}
 //	POST   /{svc}/consume  Portcullis's bounded receive: {"queue"|"topic"|…, "limit":10, "timeout":5}
-//	                       → {"resource":[{"message":"…","topic":"…",…}]} (GET takes the same in the query)
+//	                       → {"resource":[{"message":"…","topic":"…",…}]}; without a body, the
+//	                       same keys in the query (POST only: consuming AMQP removes messages)
 //	POST   /{svc}/sub      background subscriptions: one entry or a list of
 //	                       {"queue"|"topic"|"exchange"…, "service":{"endpoint":"api/v2/db/_table/readings",
 //	                        "verb":"POST","parameter":{…},"header":{…},"payload":{…}}} → {"success":true,"job_count":N}

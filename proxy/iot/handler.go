@@ -59,9 +59,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	apierr.Handler(h.serve).ServeHTTP(w, r)
 }
 
-// Close stops the subscriptions and closes the broker.
+// Close stops the subscriptions and closes the broker. The router closes
+// a backend when its service changes or the server stops; running
+// subscriptions end then, which is logged.
 func (h *Handler) Close() error {
-	h.stop()
+	if h.stop() {
+		h.logger().Info("iot: subscriptions stopped with the service (changed, deleted or the server stopping)")
+	}
 	return h.Broker.Close()
 }
 
@@ -116,7 +120,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 		return apierr.MethodNotAllowed(r.Method)
 	case "consume":
-		if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		// POST only, also with the request in the query: consuming AMQP
+		// removes messages, which a role allowed only to read must not do.
+		if r.Method != http.MethodPost {
 			return apierr.MethodNotAllowed(r.Method)
 		}
 		return h.consume(w, r)
@@ -143,16 +149,12 @@ func readBody(r *http.Request) (json.RawMessage, error) {
 	return data, nil
 }
 
-// consume answers /consume: {queue|topic|exchange…, limit, timeout} in
-// the body (POST) or the query (GET).
+// consume answers POST /consume: {queue|topic|exchange…, limit, timeout}
+// in the body, or in the query when there is no body.
 func (h *Handler) consume(w http.ResponseWriter, r *http.Request) error {
-	var body json.RawMessage
-	if r.Method == http.MethodPost {
-		b, err := readBody(r)
-		if err != nil {
-			return err
-		}
-		body = b
+	body, err := readBody(r)
+	if err != nil {
+		return err
 	}
 	if body == nil {
 		body = queryObject(r.URL.Query())

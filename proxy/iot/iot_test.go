@@ -193,7 +193,7 @@ func TestPublishAndConsume(t *testing.T) {
 		if texts(got) != `one,{"n":2}` || got.Resource[0].Topic != q {
 			t.Errorf("first two = %s", r.body)
 		}
-		r = do(t, srv, "GET", "/consume?queue="+q+"&limit=5&timeout=0.5", "")
+		r = do(t, srv, "POST", "/consume?queue="+q+"&limit=5&timeout=0.5", "")
 		r.json(t, &got)
 		if texts(got) != "3" {
 			t.Errorf("the rest = %s", r.body)
@@ -229,6 +229,7 @@ func TestPublishAndConsume(t *testing.T) {
 		expect(t, "no source", do(t, srv, "POST", "/consume", `{"limit":1}`), 400, "No queue/topic/exchange")
 		expect(t, "unknown resource", do(t, srv, "GET", "/nope", ""), 404, "Resource 'nope' not found")
 		expect(t, "wrong verb", do(t, srv, "GET", "/pub", ""), 405, "")
+		expect(t, "consume is not a read", do(t, srv, "GET", "/consume?queue="+q, ""), 405, "")
 	})
 	t.Run("mqtt", func(t *testing.T) {
 		srv := serve(t, "mqtt", brokerAt(t, "mqtt", mqttAddr(t)), nil)
@@ -246,7 +247,7 @@ func TestPublishAndConsume(t *testing.T) {
 		// Live messages reach a consumer that is waiting.
 		done := make(chan reply)
 		go func() {
-			done <- do(t, srv, "GET", "/consume?topic="+url.QueryEscape(topic+"/live/+")+"&limit=2&timeout=5", "")
+			done <- do(t, srv, "POST", "/consume?topic="+url.QueryEscape(topic+"/live/+")+"&limit=2&timeout=5", "")
 		}()
 		time.Sleep(500 * time.Millisecond)
 		for _, m := range []string{"a", "b"} {

@@ -123,22 +123,19 @@ func Document(kind string) *openapi3.T {
 	service.AddErrors(p, pubErrs...)
 	service.AddOperation(doc, "/pub", http.MethodPost, p)
 
-	c := service.NewOperation("consume", kind, "Receive messages for a bounded time", "Waits up to timeout seconds for at most limit messages and returns those that came (AMQP acknowledges them; the others stay queued).")
+	c := service.NewOperation("consume", kind, "Receive messages for a bounded time", "Waits up to timeout seconds for at most limit messages and returns those that came (AMQP acknowledges them; the others stay queued). Without a body, the request's keys are read from the query.")
 	c.RequestBody = service.JSONBody("Where from, limit and timeout.", false, service.SchemaRef(schemaConsume))
-	service.AddResponse(c, http.StatusOK, "The messages received.", service.SchemaRef(schemaMessages))
-	service.AddErrors(c, pubErrs...)
-	service.AddOperation(doc, "/consume", http.MethodPost, c)
-	cg := service.NewOperation("consumeFromQuery", kind, "Receive messages for a bounded time (query)", "As POST, with the request in the query.")
 	for _, name := range []string{"queue", "exchange", "routing_key", "topic"} {
 		if !amqp && name != "topic" {
 			continue
 		}
-		cg.AddParameter(service.QueryParam(name, "", str()).Value)
+		c.AddParameter(service.QueryParam(name, "Without a body: where from.", str()).Value)
 	}
-	cg.AddParameter(service.QueryParam("limit", "At most this many messages (default 10).", integer()).Value)
-	cg.AddParameter(service.QueryParam("timeout", "Seconds to wait (default 5).", openapi3.NewFloat64Schema()).Value)
-	cg.Responses = c.Responses
-	service.AddOperation(doc, "/consume", http.MethodGet, cg)
+	c.AddParameter(service.QueryParam("limit", "Without a body: at most this many messages (default 10).", integer()).Value)
+	c.AddParameter(service.QueryParam("timeout", "Without a body: seconds to wait (default 5).", openapi3.NewFloat64Schema()).Value)
+	service.AddResponse(c, http.StatusOK, "The messages received.", service.SchemaRef(schemaMessages))
+	service.AddErrors(c, pubErrs...)
+	service.AddOperation(doc, "/consume", http.MethodPost, c)
 
 	sp := service.NewOperation("subscribe", kind, "Subscribe in the background", "Starts one job per entry; each message is sent to the entry's endpoint, as the caller who subscribed. One set of jobs per service: 409 while one runs.")
 	sp.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithDescription("One subscription or a list.").

@@ -178,3 +178,48 @@ func (q *tableReq) rows(ctx context.Context, db bun.IDB, sq *bun.SelectQuery, bs
 
 // newBinds returns the collector for a query on kind.
 func newBinds(kind dialects.Kind) *binds { return &binds{pg: kind == dialects.Postgres} }
+
+// bound formats query with args, every value a bound parameter, and
+// returns the text and the values.
+func (q *tableReq) bound(query string, args []any) (string, []any) {
+	bs := newBinds(q.kind)
+	text := q.db.QueryGen().FormatQuery(query, bs.wrap(args)...)
+	return text, bs.vals
+}
+
+// exec runs a statement with its values bound: prepared on db's pool, or
+// one-off on a transaction.
+func (q *tableReq) exec(ctx context.Context, db bun.IDB, query string, args []any) (sql.Result, error) {
+	text, vals := q.bound(query, args)
+	switch d := db.(type) {
+	case *bun.DB:
+		stmt, err := q.b.statements(d.DB).get(ctx, text)
+		if err != nil {
+			return nil, err
+		}
+		return stmt.ExecContext(ctx, vals...)
+	case bun.Tx:
+		return d.Tx.ExecContext(ctx, text, vals...)
+	case bun.Conn:
+		return d.Conn.ExecContext(ctx, text, vals...)
+	}
+	return db.ExecContext(ctx, query, args...)
+}
+
+// queryRow runs a one-row query with its values bound and scans it.
+func (q *tableReq) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
+	text, vals := q.bound(query, args)
+	switch d := db.(type) {
+	case *bun.DB:
+		stmt, err := q.b.statements(d.DB).get(ctx, text)
+		if err != nil {
+			return err
+		}
+		return stmt.QueryRowContext(ctx, vals...).Scan(dest...)
+	case bun.Tx:
+		return d.Tx.QueryRowContext(ctx, text, vals...).Scan(dest...)
+	case bun.Conn:
+		return d.Conn.QueryRowContext(ctx, text, vals...).Scan(dest...)
+	}
+	return db.QueryRowContext(ctx, query, args...).Scan(dest...)
+}

@@ -270,6 +270,14 @@ func (q *tableReq) create(ctx context.Context, w http.ResponseWriter) error {
 		return apierr.BadRequest(noRecords)
 	}
 	cols := q.keyCols()
+	if q.singleStatement(recs) {
+		// One INSERT is atomic alone: no transaction round trips.
+		k, err := q.insert(ctx, q.db, recs[0], cols)
+		if err != nil {
+			return q.b.dbError(err)
+		}
+		return q.writeKeys(ctx, w, &batchOutcome{keys: [][]any{k}, before: [][]byte{nil}}, false)
+	}
 	res, err := q.batch(ctx, len(recs), "created", func(ctx context.Context, tx bun.IDB, i int) ([]any, []byte, error) {
 		k, err := q.insert(ctx, tx, recs[i], cols)
 		return k, nil, err
@@ -278,6 +286,17 @@ func (q *tableReq) create(ctx context.Context, w http.ResponseWriter) error {
 		return err
 	}
 	return q.writeKeys(ctx, w, res, false)
+}
+
+// singleStatement reports whether creating recs is one INSERT: a single
+// record with no related records to write and no row filter to check
+// afterwards (which would need a transaction to undo it).
+func (q *tableReq) singleStatement(recs []record) bool {
+	if len(recs) != 1 || q.rowCond != "" || q.opts.rollback {
+		return false
+	}
+	pre, post, err := q.relatedMembers(recs[0])
+	return err == nil && len(pre) == 0 && len(post) == 0
 }
 
 // insert writes one record and returns its key. Related records the
@@ -339,11 +358,11 @@ func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*d
 	}
 	switch {
 	case len(cols) == 0 || given:
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		if _, err := q.exec(ctx, tx, sb.String(), args); err != nil {
 			return nil, err
 		}
 	case q.kind == dialects.MySQL:
-		res, err := tx.ExecContext(ctx, sb.String(), args...)
+		res, err := q.exec(ctx, tx, sb.String(), args)
 		if err != nil {
 			return nil, err
 		}
@@ -367,7 +386,7 @@ func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*d
 		for i := range key {
 			ptrs[i] = &key[i]
 		}
-		if err := tx.QueryRowContext(ctx, sb.String(), args...).Scan(ptrs...); err != nil {
+		if err := q.queryRow(ctx, tx, sb.String(), args, ptrs...); err != nil {
 			return nil, err
 		}
 		for i := range key {
