@@ -11,6 +11,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/soap"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
 	"github.com/portcullis-dev/portcullis/proxy/system"
 	"github.com/portcullis-dev/portcullis/proxy/user"
@@ -28,6 +29,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
+	types = append(types, soap.Type{})
 	types = append(types, files.Types()...)
 	types = append(types, email.Types()...)
 	types = append(types, cache.Types()...)
