@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
@@ -192,12 +193,16 @@ func line(prio int, e *compiled, verbs, eft, entry string) []string {
 // newEnforcer builds an enforcer from a fresh model (a model.Model holds
 // policy, so enforcers must never share one) and the lines of the entries
 // include selects.
+// parsedModel is modelText parsed once: each enforcer gets a copy, so
+// building thousands of roles does not parse the text thousands of times.
+var parsedModel = sync.OnceValues(func() (model.Model, error) { return model.NewModelFromString(modelText) })
+
 func newEnforcer(entries []compiled, include func(*compiled) bool) (*casbin.Enforcer, error) {
-	m, err := model.NewModelFromString(modelText)
+	base, err := parsedModel()
 	if err != nil {
 		return nil, fmt.Errorf("policy model: %w", err)
 	}
-	e, err := casbin.NewEnforcer(m, lineAdapter{lines: policyLines(entries, include)})
+	e, err := casbin.NewEnforcer(base.Copy(), lineAdapter{lines: policyLines(entries, include)})
 	if err != nil {
 		return nil, fmt.Errorf("casbin enforcer: %w", err)
 	}
