@@ -86,6 +86,11 @@ type Config struct {
 	ContractMaxAge time.Duration
 	// TrustRequestID accepts the client's X-Request-Id.
 	TrustRequestID bool
+	// BasicAuth signs a request without a session token in with its HTTP
+	// Basic credentials (e-mail and password of a user or administrator),
+	// each request on its own, throttled as logins are. The session
+	// endpoints accept Basic credentials either way.
+	BasicAuth bool
 	// Compat turns on another platform's behaviours that the spec
 	// forbids: "" (the spec, the default) or CompatDreamFactory.
 	Compat string

@@ -25,7 +25,12 @@ func (s *Server) identityStages() (keys, sessions handlers.Stage, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sessions, err = session.New(session.Options{Verifier: user.NewSignIn(e, false), SetUser: accesslog.SetUser})
+	signIn := user.NewSignIn(e, false)
+	sopts := session.Options{Verifier: signIn, SetUser: accesslog.SetUser}
+	if s.cfg.BasicAuth {
+		sopts.Basic = signIn
+	}
+	sessions, err = session.New(sopts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"encoding/json"
+	"time"
+
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/apidocs"
 	"github.com/portcullis-dev/portcullis/proxy/cache"
@@ -13,6 +16,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/soap"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/proxy/system"
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
@@ -37,7 +41,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})
-	types = append(types, mcp.NewType(mcp.Options{Audit: audit}))
+	types = append(types, mcp.NewType(mcp.Options{Audit: audit, Forwarder: rwsForwarder{}}))
 	return types
 }
 
@@ -45,3 +49,24 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 // service (admin/session, admin/password, admin/profile) with the user
 // package's sign-in resources: one HTTP face for both kinds of sign-in.
 func adminSignIn(e *identity.Engine) system.SignIn { return user.NewSignIn(e, true) }
+
+// rwsForwarder is the mcp type's Forwarder: a remote MCP server is
+// forwarded to as an rws service is (configured headers, parameters and
+// lookups, platform credentials stripped, upstream allow list, 503/504),
+// never cached, its event streams unbounded in time.
+type rwsForwarder struct{}
+
+func (rwsForwarder) ValidateForward(config json.RawMessage) error {
+	_, err := rws.ParseConfig(config)
+	return err
+}
+
+func (rwsForwarder) NewForward(svc *store.Service, deps service.Deps, config json.RawMessage, headerTimeout time.Duration) (mcp.ForwardHandler, error) {
+	cfg, err := rws.ParseConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CacheEnabled = false
+	cfg.HeaderTimeout = headerTimeout
+	return rws.NewService(svc, deps, cfg)
+}

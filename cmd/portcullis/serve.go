@@ -35,6 +35,8 @@ type serveCmd struct {
 	MaxBodyInFlight       int64         `help:"Most request-body bytes being read at once, all requests together (503 with Retry-After beyond; 0: 8 x max-body; -1: no cap)." default:"0"`
 	WriteTimeout          time.Duration `help:"How long one write to a client may block before the response is cut (a client that stops reading releases its database connection)." default:"30s"`
 
+	BasicAuth bool `help:"Sign requests without a session token in with their HTTP Basic credentials (e-mail and password), each on its own." env:"PORTCULLIS_BASIC_AUTH"`
+
 	Compat string `help:"Behave as another platform where the spec differs, for clients written for it: none (the spec) or dreamfactory (login, registration and password reset without an API key; a session token alone on later calls; GET /api/v2 without credentials)." enum:"none,dreamfactory" default:"none"`
 }
 
@@ -42,7 +44,7 @@ func (c serveCmd) config(g *globals) proxy.Config {
 	return proxy.Config{DataDir: c.Data, SystemDB: c.SystemDB, RedisURL: c.Redis, RedisPrefix: c.RedisPrefix,
 		LimitsFailClosed: c.LimitsFail == "closed", MaxBodyBytes: c.MaxBody, MaxUploadBytes: c.MaxUpload, UpstreamAllow: c.UpstreamAllow, PublicURL: publicURL(c.PublicURL, c.Addr), Logger: g.logger(),
 		MaxInFlight: c.MaxInFlight, MaxInFlightPerService: c.MaxInFlightPerService, MaxBodyInFlight: c.MaxBodyInFlight,
-		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout, Compat: c.Compat}
+		QueueWait: c.QueueWait, WriteTimeout: c.WriteTimeout, Compat: c.Compat, BasicAuth: c.BasicAuth}
 }
 
 func (c serveCmd) Run(g *globals) error {

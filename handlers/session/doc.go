@@ -6,6 +6,11 @@
 // and name, session id, the administrator flag, and the user's role for the
 // app, which replaces the app's default role.
 //
+// With Options.Basic set, a request without a token but with
+// Authorization: Basic (e-mail and password) is signed in for itself alone,
+// through a [BasicVerifier]: no session is opened, and wrong credentials are
+// a 401.
+//
 // A missing token lets the request through without a user (the RBAC stage
 // decides what an API key alone reaches). An invalid, expired or revoked
 // token is a 401 with DreamFactory's messages; a user whose role for the app

@@ -22,10 +22,23 @@ type Verifier interface {
 	Verify(ctx context.Context, id *caller.Identity, token string) (*caller.Identity, error)
 }
 
+// BasicVerifier signs one request in with HTTP Basic credentials
+// (Authorization: Basic) when no session token is sent. The identity
+// engine does it through user.SignIn.VerifyBasic.
+type BasicVerifier interface {
+	// VerifyBasic checks the user name (an e-mail) and password and returns
+	// a copy of id with the user added, as Verify does; its errors are
+	// written as they are.
+	VerifyBasic(r *http.Request, id *caller.Identity, username, password string) (*caller.Identity, error)
+}
+
 // Options configures the stage.
 type Options struct {
 	// Verifier checks tokens and resolves roles; required.
 	Verifier Verifier
+	// Basic, when set, signs requests without a session token in with
+	// their HTTP Basic credentials; nil ignores Authorization: Basic.
+	Basic BasicVerifier
 	// Bypass reports requests whose session token is ignored; nil means
 	// LoginRoute.
 	Bypass func(r *http.Request) bool
@@ -72,11 +85,22 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				return
 			}
 			tok := service.SessionToken(r)
-			if tok == "" {
+			var nid *caller.Identity
+			var err error
+			switch {
+			case tok != "":
+				nid, err = opts.Verifier.Verify(ctx, id, tok)
+			case opts.Basic != nil:
+				name, password, ok := r.BasicAuth()
+				if !ok {
+					next.ServeHTTP(w, r)
+					return
+				}
+				nid, err = opts.Basic.VerifyBasic(r, id, name, password)
+			default:
 				next.ServeHTTP(w, r)
 				return
 			}
-			nid, err := opts.Verifier.Verify(ctx, id, tok)
 			if err != nil {
 				apierr.Write(w, err)
 				return

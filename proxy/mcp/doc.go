@@ -1,6 +1,20 @@
 // Package mcp is the MCP service backend (service type "mcp", group MCP)
 // and the audit log of its tool calls.
 //
+// # Remote form
+//
+// With config {"url": "https://mcp.example.com/mcp"} the service forwards
+// to a remote MCP server, streamable HTTP or the older HTTP+SSE transport,
+// behind the whole pipeline (key, session, RBAC, limits, logging,
+// scripts). The forwarding itself is a [Forwarder] that the composition
+// root builds on proxy/rws: configured headers and parameters with their
+// lookups are added, the platform's key and token never leave, the
+// upstream allow list applies, an unreachable server is 503 and a silent
+// one 504 (config.timeout bounds the wait for the answer's headers; event
+// streams then run as long as they last). Event streams pass through as
+// they arrive; the HTTP+SSE transport's endpoint event is rewritten so
+// that the client posts its messages through the service too.
+//
 // # Services form
 //
 // With config {"services": ["db", …]} the service is an MCP server

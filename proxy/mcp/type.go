@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ type Options struct {
 	Audit *Audit
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Forwarder builds the reverse proxy of the url form; nil refuses
+	// that form. The composition root supplies one built on proxy/rws.
+	Forwarder Forwarder
 }
 
 // Type is the mcp service type (group MCP). Build it with NewType.
@@ -55,7 +60,21 @@ func (*Type) Info() service.Info {
 type Config struct {
 	// Services names the database services exposed as tools.
 	Services []string
+	// URL is the remote MCP server's endpoint (streamable HTTP, or the
+	// event stream of the HTTP+SSE transport).
+	URL *url.URL
+	// Forward is the configuration handed to the Forwarder: the
+	// service's headers and parameters, with base_url set to URL.
+	Forward json.RawMessage
+	// HeaderTimeout bounds the wait for the remote server's response
+	// headers (config.timeout in seconds, default DefaultTimeout; 0 means
+	// no bound). Event streams then run for as long as they last.
+	HeaderTimeout time.Duration
 }
+
+// DefaultTimeout is how long the url form waits for a remote server to
+// start answering.
+const DefaultTimeout = 60 * time.Second
 
 // ParseConfig reads a service's configuration and reports every problem
 // at once.
@@ -74,7 +93,7 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	case hasURL && hasSvcs:
 		return c, errors.New("config: give either 'url' or 'services', not both")
 	case hasURL:
-		return c, errors.New("config.url: proxying a remote MCP server is not available in this build yet; use 'services'")
+		return parseRemote(m)
 	case !hasSvcs:
 		return c, errors.New("config: give either 'url' (a remote MCP server) or 'services' (a list of database services to expose as tools)")
 	}
@@ -109,10 +128,17 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// ValidateConfig checks a service's configuration; see ParseConfig.
-func (*Type) ValidateConfig(config json.RawMessage) error {
-	_, err := ParseConfig(config)
-	return err
+// ValidateConfig checks a service's configuration; see ParseConfig. The
+// url form's headers and parameters are checked by the Forwarder.
+func (t *Type) ValidateConfig(config json.RawMessage) error {
+	cfg, err := ParseConfig(config)
+	if err != nil || cfg.URL == nil {
+		return err
+	}
+	if t.opts.Forwarder == nil {
+		return errors.New("config.url: proxying a remote MCP server is not available in this build; use 'services'")
+	}
+	return t.opts.Forwarder.ValidateForward(cfg.Forward)
 }
 
 // New builds the backend of svc.
@@ -120,6 +146,12 @@ func (t *Type) New(_ context.Context, svc *store.Service, deps service.Deps) (se
 	cfg, err := ParseConfig(svc.ConfigJSON())
 	if err != nil {
 		return nil, err
+	}
+	if cfg.URL != nil {
+		if t.opts.Forwarder == nil {
+			return nil, errors.New("config.url: proxying a remote MCP server is not available in this build; use 'services'")
+		}
+		return newRemote(svc, deps, cfg, t.opts.Forwarder)
 	}
 	if deps.Registry == nil {
 		return nil, errors.New("the services form of an mcp service needs the service registry")
@@ -145,3 +177,54 @@ var _ service.Backend = (*Backend)(nil)
 
 // Close releases nothing: the services form keeps no connections.
 func (b *Backend) Close() error { return nil }
+
+// parseRemote reads the url form: url, timeout, and the headers and
+// parameters the Forwarder adds (rws's format).
+func parseRemote(m map[string]json.RawMessage) (Config, error) {
+	c := Config{HeaderTimeout: DefaultTimeout}
+	var errs []error
+	var raw string
+	if err := json.Unmarshal(m["url"], &raw); err != nil {
+		errs = append(errs, errors.New("config.url must be a string"))
+	} else if u, err := url.Parse(strings.TrimSpace(raw)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+		errs = append(errs, fmt.Errorf("config.url %q must be an absolute http or https URL without a fragment", raw))
+	} else {
+		c.URL = u
+	}
+	if v, ok := m["timeout"]; ok && string(v) != "null" {
+		var n float64
+		if err := json.Unmarshal(v, &n); err != nil || n < 0 || n > math.MaxInt32 {
+			errs = append(errs, errors.New("config.timeout must be a number of seconds, 0 (no bound) or more"))
+		} else {
+			c.HeaderTimeout = time.Duration(n * float64(time.Second))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	fwd := map[string]any{"base_url": c.URL.String(), "timeout": 0}
+	for _, k := range []string{"headers", "parameters"} {
+		if v, ok := m[k]; ok {
+			fwd[k] = v
+		}
+	}
+	c.Forward, _ = json.Marshal(fwd)
+	return c, nil
+}
+
+// ConfigSchema describes both forms' keys for /system/service_type: give
+// url (a remote server) or services (tools over database services).
+func (*Type) ConfigSchema() []service.ConfigField {
+	return []service.ConfigField{
+		{Name: "url", Label: "Remote MCP server URL", Type: "string",
+			Description: "Remote form: the endpoint of a remote MCP server (streamable HTTP, or the event stream of the HTTP+SSE transport). Give url or services, not both."},
+		{Name: "headers", Label: "Headers", Type: "array",
+			Description: "Remote form: headers added to every forwarded request, as an rws service takes them ({name, value, pass_from_client, action}); values may use lookups such as {user.email}. The platform's API key and session token are never forwarded."},
+		{Name: "parameters", Label: "Query parameters", Type: "array",
+			Description: "Remote form: query parameters added or removed, as an rws service takes them."},
+		{Name: "timeout", Label: "Timeout (seconds)", Type: "number", Default: DefaultTimeout.Seconds(),
+			Description: "Remote form: how long to wait for the remote server to start answering (504 past it); 0 means no bound. Event streams then last as long as they do."},
+		{Name: "services", Label: "Services", Type: "array",
+			Description: "Services form: the database services exposed as MCP tools (list_tables, describe_table, query_records, create_records, update_records, delete_records, call_procedure, call_function), each call made as the caller."},
+	}
+}

@@ -131,6 +131,11 @@ type Config struct {
 	// long-lived event streams; dial, TLS and response-header timeouts
 	// still apply).
 	Timeout time.Duration
+	// HeaderTimeout bounds the wait for the upstream's response headers
+	// alone, whatever Timeout says; zero means no bound of its own. With a
+	// negative Timeout it lets an event stream run for as long as it
+	// lasts while a silent upstream still fails in time (504).
+	HeaderTimeout time.Duration
 
 	// Name names the service in error messages; default "remote".
 	Name string

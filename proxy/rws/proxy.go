@@ -69,6 +69,9 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Timeout > 0 {
 		tr.ResponseHeaderTimeout = cfg.Timeout
 	}
+	if cfg.HeaderTimeout > 0 {
+		tr.ResponseHeaderTimeout = cfg.HeaderTimeout
+	}
 	p.transport = tr
 	if cfg.CacheEnabled {
 		p.cache = newCache(cfg)

@@ -47,10 +47,27 @@ func (t Type) New(_ context.Context, svc *store.Service, deps service.Deps) (ser
 	if err != nil {
 		return nil, err
 	}
+	cfg.Now = t.Now
+	doc, err := ParseDoc(svc.ConfigJSON())
+	if err != nil {
+		return nil, err
+	}
+	p, err := NewService(svc, deps, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &documented{Proxy: p, doc: doc}, nil
+}
+
+// NewService builds the Proxy of the platform service svc from cfg: cfg's
+// Name, UpstreamAllow, Version, Logger and Lookups are filled from svc and
+// deps (the lookups of the caller's identity and the system's lookups, as
+// an rws service has them). Other backends that forward to a configured
+// URL (the mcp type's url form) build their proxy with it.
+func NewService(svc *store.Service, deps service.Deps, cfg Config) (*Proxy, error) {
 	cfg.Name = svc.Name
 	cfg.UpstreamAllow = deps.UpstreamAllow
 	cfg.Version = deps.Version
-	cfg.Now = t.Now
 	if deps.Logger != nil {
 		cfg.Logger = deps.Logger.With("service", svc.Name)
 	}
@@ -59,13 +76,5 @@ func (t Type) New(_ context.Context, svc *store.Service, deps service.Deps) (ser
 			return SnapshotLookups(reg.Snapshot(), caller.IdentityFrom(r.Context()))
 		}
 	}
-	doc, err := ParseDoc(svc.ConfigJSON())
-	if err != nil {
-		return nil, err
-	}
-	p, err := New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &documented{Proxy: p, doc: doc}, nil
+	return New(cfg)
 }

@@ -108,9 +108,9 @@ func (b *Backend) serveEnvironment(w http.ResponseWriter, r *http.Request, _ htt
 		{"authentication", object{
 			{"admin", login("system/admin/session")},
 			{"user", login("user/session")},
-			{"oauth", []any{}},
-			{"adldap", []any{}},
-			{"saml", []any{}},
+			{"oauth", ssoLogins(snap, "oauth")},
+			{"adldap", ssoLogins(snap, "adldap")},
+			{"saml", ssoLogins(snap, "saml")},
 			{"allow_open_registration", reg.Allow},
 			{"open_reg_email_service_id", reg.EmailID},
 			{"allow_forever_sessions", false},

@@ -87,7 +87,8 @@ func (s *SignIn) Session() apierr.HandlerFunc {
 }
 
 // Login signs a user in with e-mail and password (POST …/session, JSON or
-// form body: email, password, duration in minutes). The administrators'
+// form body: email, password, duration in minutes; or the e-mail and
+// password as HTTP Basic credentials when the body names neither). The administrators'
 // variant admits administrators only; the users' refuses administrators
 // with the spec's item-4 message. Any session token sent is ignored.
 func (s *SignIn) Login() apierr.HandlerFunc {
@@ -99,6 +100,7 @@ func (s *SignIn) Login() apierr.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		basicCredentials(r, p)
 		in, err := s.e.Login(r.Context(), s.admin, p, s.client(r))
 		return writeSession(w, in, err)
 	}
@@ -236,6 +238,31 @@ func (s *SignIn) Verify(ctx context.Context, id *caller.Identity, token string) 
 		return nil, APIError(err)
 	}
 	return nid, nil
+}
+
+// VerifyBasic signs one request in with HTTP Basic credentials (e-mail and
+// password) for the session stage (session.BasicVerifier), opening no
+// session; attempts are throttled as logins are.
+func (s *SignIn) VerifyBasic(r *http.Request, id *caller.Identity, email, password string) (*caller.Identity, error) {
+	nid, err := s.e.SignInBasic(r.Context(), id, email, password, s.client(r))
+	if err != nil {
+		return nil, APIError(err)
+	}
+	return nid, nil
+}
+
+// basicCredentials fills p's email and password from the request's HTTP
+// Basic credentials when the body sent neither.
+func basicCredentials(r *http.Request, p identity.Fields) {
+	if _, ok := p["email"]; ok {
+		return
+	}
+	if _, ok := p["password"]; ok {
+		return
+	}
+	if email, password, ok := r.BasicAuth(); ok {
+		p["email"], p["password"] = email, password
+	}
 }
 
 // APIError returns err, an identity engine's error, as the envelope's

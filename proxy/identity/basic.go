@@ -1,0 +1,70 @@
+package identity
+
+import (
+	"context"
+	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/store"
+)
+
+// SignInBasic signs a single request in with an e-mail and password (HTTP
+// Basic credentials sent with it) and returns a copy of id (nil: an API
+// caller with no app) with the user, administrator flag and role added, as
+// SignIn does for a token. No session is opened: SessionID stays empty.
+// Attempts are throttled as for Login (client is the caller's address);
+// wrong credentials, an inactive or unconfirmed user are the 401 of a
+// failed login, an inactive role Forbidden.
+func (s *Engine) SignInBasic(ctx context.Context, id *caller.Identity, email, password, client string) (*caller.Identity, error) {
+	u, err := s.checkPassword(ctx, email, password, client)
+	if err != nil {
+		return nil, err
+	}
+	nid := &caller.Identity{Requestor: caller.API}
+	if id != nil {
+		c := *id
+		nid = &c
+	}
+	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, ""
+	acc := s.Resolve(u.ID, u.IsSysAdmin, nid.AppID)
+	switch {
+	case acc.Admin:
+		nid.Admin, nid.RoleID, nid.RoleName = true, 0, ""
+	case acc.RoleID != 0 && !acc.RoleActive:
+		return nil, forbidden(MsgRoleInactive)
+	default:
+		nid.Admin, nid.RoleID, nid.RoleName = false, acc.RoleID, acc.RoleName
+	}
+	return nid, nil
+}
+
+// checkPassword returns the active, confirmed user whose credentials these
+// are, counting the attempt for throttling.
+func (s *Engine) checkPassword(ctx context.Context, email, password, client string) (*store.User, error) {
+	if email = strings.TrimSpace(email); email == "" {
+		return nil, invalid(MsgMissingEmail)
+	}
+	if password == "" {
+		return nil, invalid(MsgMissingPassword)
+	}
+	keys := s.keys(client, email)
+	if err := s.throttled(ctx, keys); err != nil {
+		return nil, err
+	}
+	u, err := s.findUser(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	hash := ""
+	if u != nil {
+		hash = u.Password
+	}
+	if !store.CheckPassword(hash, password) || u == nil || !u.IsActive {
+		return nil, s.failed(ctx, keys, u, "basic sign-in failed")
+	}
+	if pendingConfirmation(u) {
+		return nil, unauthenticated(MsgNotConfirmed)
+	}
+	s.thr.Succeed(keys)
+	return u, nil
+}
