@@ -9,7 +9,7 @@ export GOTOOLCHAIN ?= local
 # detector needs cgo, so `make test` turns it on for itself.
 export CGO_ENABLED ?= 0
 
-.PHONY: build run demo test test-short bench lint fmt clean
+.PHONY: build run demo test test-short bench soak fuzz lint fmt clean
 
 build: ## Build the binary into bin/.
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/portcullis
@@ -28,6 +28,17 @@ test-short: ## Run the tests without the race detector (faster).
 
 bench: ## Run the load harness against a hand-written baseline.
 	$(GO) run ./bench
+
+soak: build ## Cluster soak: 3 instances on one PostgreSQL system DB + Redis, faults injected, no acknowledged write lost (SOAK_FLAGS=-duration 5m).
+	$(GO) run ./bench/soak -bin $(BIN) $(SOAK_FLAGS)
+
+FUZZTIME ?= 30s
+fuzz: ## Run each fuzz target for FUZZTIME (finds land in testdata/fuzz; plain go test replays them).
+	@for d in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$d/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$d $$f"; $(GO) test -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -parallel 1 $$d || exit 1; \
+	  done; \
+	done
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

@@ -34,10 +34,16 @@ func (Dialect) ClassifyError(err error) error {
 	if errors.As(err, &ce) || errors.Is(err, dialects.ErrUnavailable) {
 		return err
 	}
+	// A connection that could not be made is unavailability, whatever the
+	// server answered (a database not accepting connections, starting up,
+	// full): it wraps a PgError, so this comes first.
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return dialects.Unavailable(err)
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
-		var connErr *pgconn.ConnectError
-		if errors.As(err, &connErr) || dialects.IsConnectionError(err) || pgconn.SafeToRetry(err) {
+		if dialects.IsConnectionError(err) || pgconn.SafeToRetry(err) {
 			return dialects.Unavailable(err)
 		}
 		return err

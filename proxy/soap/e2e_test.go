@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/portcullis-dev/portcullis/proxy/apidocs"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
@@ -48,5 +49,12 @@ func TestEndToEnd(t *testing.T) {
 	r = admin.Do(t, http.MethodPost, "/api/v2/calc/nothing", map[string]any{})
 	if r.Status != 404 {
 		t.Fatalf("unknown: %d %s", r.Status, r.Body)
+	}
+	r = admin.Do(t, http.MethodGet, "/api/v2/api_docs/calc", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"/echoperson"`) {
+		t.Fatalf("api_docs: %d %s", r.Status, r.Body)
+	}
+	if err := apidocs.Validate(t.Context(), r.Body); err != nil {
+		t.Fatalf("api_docs document: %v", err)
 	}
 }

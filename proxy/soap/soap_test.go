@@ -61,7 +61,7 @@ func (a answer) message(t *testing.T) string {
 }
 
 // call sends a request to the backend as the router would.
-func call(t *testing.T, b http.Handler, method, resource, body string, ctxs ...func(context.Context) context.Context) answer {
+func call(t testing.TB, b http.Handler, method, resource, body string, ctxs ...func(context.Context) context.Context) answer {
 	t.Helper()
 	path, query, _ := strings.Cut(resource, "?")
 	r := httptest.NewRequest(method, "/api/v2/calc/"+path+"?"+query, strings.NewReader(body))

@@ -62,10 +62,18 @@ type Operation struct {
 	Input, Output []*node
 }
 
-// Lookup finds an operation by name, case-insensitively.
+// Lookup finds an operation by name, case-insensitively, or by its
+// documented path (lowercase, underscores removed).
 func (d *Definitions) Lookup(name string) (*Operation, bool) {
-	op, ok := d.byName[strings.ToLower(name)]
-	return op, ok
+	if op, ok := d.byName[strings.ToLower(name)]; ok {
+		return op, true
+	}
+	for _, op := range d.Operations {
+		if pathName(op.Name) == pathName(name) {
+			return op, true
+		}
+	}
+	return nil, false
 }
 
 // bindDoc is the part of a WSDL gowsdl does not model: SOAP 1.2 bindings
