@@ -23,11 +23,12 @@ var leaves = map[string]string{
 	"proxy/filter":   "DreamFactory's filter language, compiled by sqldb and by the system API",
 	"proxy/mail":     "the one Mailer the composition root hands to every backend that sends mail",
 	"proxy/upstream": "the upstream allow list and its dialer, for every backend that dials a configured host",
+	"proxy/logship":  "the log-shipping engine: events, redaction, GELF connectors; fed by the handlers/gelf stage, configured by the logstash backend",
 }
 
 // engines have no HTTP in them: they may not import net/http.
 var engines = []string{"policy/...", "limiter/...", "dialects/...", "proxy/caller", "proxy/store",
-	"proxy/identity", "proxy/contract", "proxy/filter"}
+	"proxy/identity", "proxy/contract", "proxy/filter", "proxy/logship"}
 
 // topEngines are the top-level engine folders; leaves may use them.
 var topEngines = []string{"dialects/...", "policy/...", "limiter/..."}
