@@ -450,3 +450,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // Dropped is the dropped-events counter of the connector named name.
 func (m *Metrics) Dropped(name string) prometheus.Counter { return m.dropped.WithLabelValues(name) }
+
+// SendNow formats and sends ev on the caller's goroutine, bypassing the
+// queue and the level check: for benchmarks and tools. It must not run
+// while the connector's sender may be sending (use a connector whose
+// queue is empty, and one caller at a time).
+func (c *Connector) SendNow(ev *Event) error {
+	lvl, mapped := c.level(ev)
+	return c.transport.Send(c.message(ev, lvl, mapped))
+}
