@@ -77,6 +77,31 @@ func TestCacheServices(t *testing.T) {
 			}
 		})
 	}
+	// A role that may only read public/* of the Redis cache.
+	r = expect("service id", admin.Do(t, http.MethodGet, "/api/v2/system/service?filter=name%3Dcredis", nil), http.StatusOK)
+	svcID := firstID(t, r)
+	expect("public value", admin.Do(t, http.MethodPut, "/api/v2/credis/public/motd", `"open"`), http.StatusOK)
+	expect("private value", admin.Do(t, http.MethodPut, "/api/v2/credis/private/key", `"secret"`), http.StatusOK)
+	r = expect("create role", admin.Do(t, http.MethodPost, "/api/v2/system/role", map[string]any{
+		"resource": []any{map[string]any{"name": "cache-reader", "is_active": true,
+			"role_service_access_by_role_id": []any{map[string]any{
+				"service_id": svcID, "component": "public/*", "verb_mask": 1, "requestor_mask": 1}}}}}), http.StatusCreated)
+	roleID := firstID(t, r)
+	r = expect("create app", admin.Do(t, http.MethodPost, "/api/v2/system/app?fields=*", map[string]any{
+		"resource": []any{map[string]any{"name": "cache-reader-app", "is_active": true, "type": 0, "role_id": roleID}}}), http.StatusCreated)
+	key := firstField(t, r, "api_key")
+	if key == "" {
+		key = appKey(t, admin, "cache-reader-app")
+	}
+	reader := &proxytest.Client{Inst: in, APIKey: key}
+	if r := expect("reader reads public", reader.Do(t, http.MethodGet, "/api/v2/credis/public/motd", nil), http.StatusOK); strings.TrimSpace(string(r.Body)) != `"open"` {
+		t.Errorf("public = %s", r.Body)
+	}
+	expect("reader reads private", reader.Do(t, http.MethodGet, "/api/v2/credis/private/key", nil), http.StatusForbidden)
+	expect("reader writes public", reader.Do(t, http.MethodPut, "/api/v2/credis/public/motd", `"x"`), http.StatusForbidden)
+	expect("reader deletes", reader.Do(t, http.MethodDelete, "/api/v2/credis/public/motd", nil), http.StatusForbidden)
+	admin.Do(t, http.MethodDelete, "/api/v2/credis?keys=public/motd,private/key", nil)
+
 	r = expect("service types", admin.Do(t, http.MethodGet, "/api/v2/system/service_type?group=cache", nil), http.StatusOK)
 	for _, want := range []string{`"cache_redis"`, `"cache_memcached"`, `"config_schema":[{"name":"host","label":"Host","type":"string","required":true`} {
 		if !strings.Contains(string(r.Body), want) {

@@ -42,6 +42,10 @@ type Config struct {
 	// counted (Redis down); by default they go on uncounted and the error
 	// is logged (see handlers/ratelimit).
 	LimitsFailClosed bool
+	// ScriptTimeout is the time limit of one event-script run; past it the
+	// request fails with 500 "Script error: time limit exceeded". Default
+	// 5 s.
+	ScriptTimeout time.Duration
 	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
 	MaxBodyBytes int64
 	// MaxInFlight caps the requests this instance runs at once; beyond it

@@ -71,7 +71,7 @@ func DescribeSchema(ctx context.Context, cfg Config, opts DescribeOptions, w io.
 		return err
 	}
 	var typ service.Type
-	for _, t := range defaultTypes(nil, nil, nil) {
+	for _, t := range defaultTypes(nil, nil, nil, nil) {
 		if t.Info().Name == svc.Type {
 			typ = t
 		}

@@ -16,6 +16,10 @@ import (
 // the sample database with the demo role.
 const DemoApp = "demo"
 
+// DemoMCPService is the demo's mcp service: the sample database as MCP
+// tools, at /api/v2/ai.
+const DemoMCPService = "ai"
+
 // demoSchema is the sample database: customers, products, orders and their
 // items (orders ↔ products is many-to-many through order_item).
 var demoSchema = []string{
@@ -31,8 +35,9 @@ var demoSchema = []string{
 
 // SeedDemo fills the built-in db service's SQLite file in cfg's data
 // directory with the sample tables (unless they are there) and makes the
-// demo role and app, whose key it returns. The role may use every verb on
-// the db service.
+// demo role and app, whose key it returns, and the "ai" mcp service that
+// exposes db as MCP tools. The role may use every verb on the db service
+// and call ai.
 func SeedDemo(ctx context.Context, cfg Config) (string, error) {
 	cfg = cfg.withDefaults()
 	path := filepath.Join(cfg.DataDir, "db.sqlite")
@@ -84,10 +89,21 @@ func SeedDemo(ctx context.Context, cfg Config) (string, error) {
 		if _, err := tx.NewInsert().Model(role).Exec(ctx); err != nil {
 			return err
 		}
-		access := &store.RoleServiceAccess{RoleID: role.ID, ServiceID: &dbsvc.ID, Component: "*",
-			VerbMask: 31, RequestorMask: 3, FilterOp: "AND"}
-		if _, err := tx.NewInsert().Model(access).Exec(ctx); err != nil {
+		// "ai" exposes db as MCP tools (the mcp type's services form).
+		ai := &store.Service{Name: DemoMCPService, Label: "AI tools", Description: "The sample database as MCP tools.",
+			IsActive: true, Type: "mcp", Mutable: true, Deletable: true, Config: `{"services":["db"]}`}
+		if _, err := tx.NewInsert().Model(ai).Exec(ctx); err != nil {
 			return err
+		}
+		for _, grant := range []struct {
+			svc  int64
+			comp string
+		}{{dbsvc.ID, "*"}, {ai.ID, ""}, {ai.ID, "*"}} {
+			access := &store.RoleServiceAccess{RoleID: role.ID, ServiceID: &grant.svc, Component: grant.comp,
+				VerbMask: 31, RequestorMask: 3, FilterOp: "AND"}
+			if _, err := tx.NewInsert().Model(access).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		app = store.App{Name: DemoApp, Label: "Demo", Description: "Reaches the sample database.",
 			IsActive: true, APIKey: store.NewAPIKey(), RoleID: &role.ID, AllowFullscreenToggle: true}

@@ -23,23 +23,25 @@ var leaves = map[string]string{
 	"proxy/filter":   "DreamFactory's filter language, compiled by sqldb and by the system API",
 	"proxy/mail":     "the one Mailer the composition root hands to every backend that sends mail",
 	"proxy/upstream": "the upstream allow list and its dialer, for every backend that dials a configured host",
+	"proxy/logship":  "the log-shipping engine: events, redaction, GELF connectors; fed by the handlers/gelf stage, configured by the logstash backend",
 }
 
 // engines have no HTTP in them: they may not import net/http.
-var engines = []string{"policy/...", "limiter/...", "dialects/...", "proxy/caller", "proxy/store",
-	"proxy/identity", "proxy/contract", "proxy/filter"}
+var engines = []string{"policy/...", "limiter/...", "script/...", "dialects/...", "proxy/caller", "proxy/store",
+	"proxy/identity", "proxy/contract", "proxy/filter", "proxy/logship"}
 
 // topEngines are the top-level engine folders; leaves may use them.
-var topEngines = []string{"dialects/...", "policy/...", "limiter/..."}
+var topEngines = []string{"dialects/...", "policy/...", "limiter/...", "script/..."}
 
 // fronts lists, for a stage or backend, the engine it fronts beyond the
 // leaves, with the reason.
 var fronts = map[string][]string{
-	"handlers/rbac":      {"policy/..."},   // role-based access decisions
-	"handlers/ratelimit": {"limiter/..."},  // counts requests against limits
-	"proxy/system":       {"limiter/..."},  // system/limit_cache reads and resets the counters; system/limit validates limits
-	"handlers/enforce":   {"dialects/..."}, // keys shapes by the live *dialects.Table the backend serves
-	"proxy/oidc":         {"proxy/user"},   // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
+	"handlers/rbac":      {"policy/..."},                // role-based access decisions
+	"handlers/ratelimit": {"limiter/..."},               // counts requests against limits
+	"proxy/system":       {"limiter/...", "script/..."}, // system/limit_cache reads and resets the counters; system/limit validates limits; system/event_script checks a script's syntax on save
+	"handlers/enforce":   {"dialects/..."},              // keys shapes by the live *dialects.Table the backend serves
+	"handlers/script":    {"script/..."},                // runs event scripts
+	"proxy/oidc":         {"proxy/user"},                // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
 }
 
 func isLeaf(pkg string) bool { _, ok := leaves[pkg]; return ok }
@@ -55,6 +57,8 @@ func allowed(pkg string) (rules []string, ok bool) {
 		return []string{"limiter/..."}, true
 	case pkg == "dialects" || strings.HasPrefix(pkg, "dialects/"):
 		return []string{"dialects/..."}, true
+	case pkg == "script" || strings.HasPrefix(pkg, "script/"):
+		return []string{"script/..."}, true
 	case pkg == "policy" || strings.HasPrefix(pkg, "policy/"):
 		return []string{"proxy/caller", "policy/..."}, true
 	case isLeaf(pkg):

@@ -10,16 +10,18 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/handlers/accesslog"
 	"github.com/portcullis-dev/portcullis/handlers/cors"
+	"github.com/portcullis-dev/portcullis/handlers/gelf"
 	"github.com/portcullis-dev/portcullis/handlers/guard"
 	"github.com/portcullis-dev/portcullis/handlers/recoverer"
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // pipeline assembles the whole request path in one place. A request flows:
 //
-//	recoverer → request id → access log + metrics → CORS
+//	recoverer → request id → access log + metrics → GELF tap (log services) → CORS
 //	→ guard (requests and body bytes in flight: 503; write deadlines) → body cap → verb tunnelling
 //	→ router (/api/v2/:service/*resource; unknown service 404; requests per service: 503)
 //	→ API key (401) → session (401) → RBAC (403) → limits (429) → script hooks
@@ -59,6 +61,15 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		return nil, nil, err
 	}
 	s.slots = guard.NewSlots(max(s.cfg.MaxInFlightPerService, 0), max(s.cfg.QueueWait, 0))
+	tap, err := gelf.New(gelf.Options{Connectors: func() []*logship.Connector {
+		if st := s.state.Load(); st != nil {
+			return st.logs
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, nil, err
+	}
 	corsStage, err := cors.New(cors.Options{Rules: func() *cors.Set { return s.state.Load().cors }})
 	if err != nil {
 		return nil, nil, err
@@ -76,6 +87,10 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	scripts, err := s.scriptStage()
+	if err != nil {
+		return nil, nil, err
+	}
 	contracts, err := s.contractStage()
 	if err != nil {
 		return nil, nil, err
@@ -83,12 +98,13 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 
 	// Stages that run once the target service is known, in this order.
 	inner := handlers.Chain(
-		keys,     // API key → app and its default role (401, 403)
-		sessions, // session token → user, admin flag, user's role (401, 403)
-		roles,    // role-based access (403); the grant for the backend
-		limits,   // rate limits (429); administrators and script calls exempt
-		// script joins here.
-		contracts, // schema-contract runtime enforcement (400, shaped responses)
+		keys,         // API key → app and its default role (401, 403)
+		sessions,     // session token → user, admin flag, user's role (401, 403)
+		roles,        // role-based access (403); the grant for the backend
+		limits,       // rate limits (429); administrators and script calls exempt
+		gelf.Observe, // the caller and target, for the GELF tap
+		scripts,      // event scripts: pre_process, post_process (see handlers/script)
+		contracts,    // schema-contract runtime enforcement (400, shaped responses)
 	)
 	dispatch := inner(http.HandlerFunc(s.dispatch))
 
@@ -114,7 +130,7 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		router.Handle(m, "/api/v2/:service/*resource", route)
 	}
 
-	api = handlers.Chain(recover, reqID, access, corsStage, guards.Stage, s.limitBody, tunnelVerb)(router)
+	api = handlers.Chain(recover, reqID, access, tap, corsStage, guards.Stage, s.limitBody, tunnelVerb)(router)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)

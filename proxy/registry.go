@@ -12,8 +12,10 @@ import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/script"
 )
 
 // entry is one service in a state: its record and its live backend, or
@@ -103,6 +105,36 @@ type state struct {
 	// policy is the role-based access engine of snap's roles (nil only
 	// before the first load).
 	policy *policy.Authorizer
+	// scripts is the event-script engine of snap's active scripts (nil
+	// when there are none).
+	scripts *script.Engine
+	// logs are the connectors of the active log services, which the GELF
+	// tap ships every request to.
+	logs []*logship.Connector
+}
+
+// logConnector is implemented by the backends of log services.
+type logConnector interface {
+	LogConnector() *logship.Connector
+}
+
+// logConnectors lists the connectors of st's live log services, in name
+// order.
+func (st *state) logConnectors() []*logship.Connector {
+	var names []string
+	for name, e := range st.entries {
+		if e.live != nil {
+			if _, ok := e.live.backend.(logConnector); ok {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	var out []*logship.Connector
+	for _, n := range names {
+		out = append(out, st.entries[n].live.backend.(logConnector).LogConnector())
+	}
+	return out
 }
 
 func fingerprint(svc *store.Service) string {
@@ -140,6 +172,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 	}
 	next.limits = s.limitEngine(snap, oldLimits)
 	next.policy = s.policyEngine(snap)
+	next.scripts = s.scriptEngine(snap)
 	kept := map[*live]bool{}
 	for _, svc := range snap.Services {
 		fp := fingerprint(svc)
@@ -154,6 +187,7 @@ func (s *Server) reload(ctx context.Context, force bool) error {
 		}
 		next.entries[svc.Name] = s.build(ctx, svc, fp)
 	}
+	next.logs = next.logConnectors()
 	s.state.Store(next)
 	s.resetStale(ctx, oldLimits, staleLimits(oldLimits, next.limits))
 	if old != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/handlers/guard"
 	"github.com/portcullis-dev/portcullis/limiter"
+	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/mail"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -95,7 +96,12 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 
 	s.types = map[string]service.Type{}
 	s.audit = newAudit(s.metrics)
-	for _, t := range append(defaultTypes(s.limitStore, s.audit, mail.New(s, cfg.PublicURL)), o.types...) {
+	logs, err := logship.NewMetrics(s.metrics)
+	if err != nil {
+		s.closeLimitStore()
+		return nil, err
+	}
+	for _, t := range append(defaultTypes(s.limitStore, s.audit, mail.New(s, cfg.PublicURL), logs), o.types...) {
 		s.types[t.Info().Name] = t
 	}
 	seen := map[string]bool{}

@@ -11,6 +11,8 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/iot"
+	"github.com/portcullis-dev/portcullis/proxy/logship"
+	"github.com/portcullis-dev/portcullis/proxy/logstash"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/oidc"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
@@ -29,8 +31,8 @@ import (
 // service's limit_cache reads and resets; audit is the log of MCP tool
 // calls.
 // mail is the platform's one Mailer, handed to every backend that sends
-// mail.
-func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer) []service.Type {
+// mail. logs counts the log services' shipped and dropped events.
+func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer, logs *logship.Metrics) []service.Type {
 	var types []service.Type
 	types = append(types, sqldb.Types()...)
 	types = append(types, rws.Type{})
@@ -39,6 +41,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer)
 	types = append(types, email.Types()...)
 	types = append(types, cache.Types()...)
 	types = append(types, iot.Types()...)
+	types = append(types, logstash.Types(logstash.Options{Metrics: logs})...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
 	types = append(types, oidc.Type{})
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))

@@ -410,7 +410,6 @@ type stats struct {
 	mu        sync.Mutex
 	sent      int64
 	ok        int64
-	writes    int64
 	acked     []string
 	mix       map[string]int
 	latencies []time.Duration

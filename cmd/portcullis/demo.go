@@ -64,7 +64,7 @@ Portcullis demo (data in %[1]s, deleted on exit)
   admin e-mail:    %[2]s
   admin password:  %[3]s
   admin API key:   %[4]s
-  demo API key:    %[5]s   (app "demo": every verb on the sample database "db")
+  demo API key:    %[5]s   (app "demo": every verb on the sample database "db", and its MCP tools at /api/v2/ai)
 
 API docs (paste a key, pick a service, try a call): http://%[6]s/api/docs/
 Files service "files":     %[1]s/storage (GET /api/v2/files/ with the admin key and a session)

@@ -339,6 +339,36 @@ func TestServicesForm(t *testing.T) {
 			}
 		})
 
+		t.Run("a role without the schema still lists what it may read", func(t *testing.T) {
+			role := idOf(create(t, admin, "role", map[string]any{"name": "tables only", "is_active": true,
+				"role_service_access_by_role_id": []any{
+					map[string]any{"service_id": ai, "component": "", "verb_mask": policy.VerbAll, "requestor_mask": api},
+					map[string]any{"service_id": data, "component": "_table/note", "verb_mask": policy.VerbGet, "requestor_mask": api},
+				}}))
+			app := create(t, admin, "app", map[string]any{"name": "notes", "is_active": true, "role_id": role})
+			s := connect(t, endpoint, &proxytest.Client{Inst: in, APIKey: app["api_key"].(string)})
+			text, isErr := call(t, s, mcp.ToolListTables, nil)
+			if isErr || text != `{"resource":[{"name":"note"}]}` {
+				t.Fatalf("list_tables = %v %s", isErr, text)
+			}
+			nextEvent(t, audit)
+			text, isErr = call(t, s, mcp.ToolDescribeTable, map[string]any{"table": "note"})
+			if !isErr || envelopeCode(t, text) != 403 {
+				t.Fatalf("describe_table = %v %s, want a 403 tool error", isErr, text)
+			}
+			nextEvent(t, audit)
+		})
+
+		t.Run("OpenAPI documents the service", func(t *testing.T) {
+			var doc struct {
+				Paths map[string]map[string]any `json:"paths"`
+			}
+			must(t, admin, http.StatusOK, "GET", "/api/v2/api_docs/ai", nil).JSON(t, &doc)
+			if doc.Paths["/"]["post"] == nil {
+				t.Fatalf("paths = %v", doc.Paths)
+			}
+		})
+
 		t.Run("limits count tool calls", func(t *testing.T) {
 			must(t, admin, 201, "POST", "/api/v2/system/limit", map[string]any{"resource": []any{map[string]any{
 				"name": "data thrice", "type": "instance.service", "service_id": data, "rate": 3, "period": "minute", "is_active": true}}})

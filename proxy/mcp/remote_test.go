@@ -166,6 +166,16 @@ func TestRemoteForm(t *testing.T) {
 		}
 	})
 
+	t.Run("OpenAPI documents the remote form", func(t *testing.T) {
+		var doc struct {
+			Paths map[string]map[string]any `json:"paths"`
+		}
+		must(t, admin, http.StatusOK, "GET", "/api/v2/remote_http/_spec", nil).JSON(t, &doc)
+		if doc.Paths["/"]["get"] == nil || doc.Paths["/"]["post"] == nil || doc.Paths["/{path}"]["post"] == nil {
+			t.Fatalf("paths = %v", doc.Paths)
+		}
+	})
+
 	t.Run("no credentials", func(t *testing.T) {
 		anon := &proxytest.Client{Inst: in}
 		must(t, anon, http.StatusUnauthorized, "POST", "/api/v2/remote_http", map[string]any{})

@@ -705,30 +705,43 @@ func (t *tools) run(ctx context.Context, id *caller.Identity, tool string, raw j
 }
 
 // listTables answers GET /_schema as the caller (the names), keeping the
-// tables the caller may read records of.
+// tables the caller may read records of. A caller refused the schema gets
+// the names of the tables it may read all the same.
 func (t *tools) listTables(ctx context.Context, id *caller.Identity, svc string) (int, []byte, string, error) {
 	rep, err := service.Call(ctx, t.reg.Handler(), id, service.InnerCall{Path: svc + "/_schema"})
 	if err != nil {
 		return 500, nil, svc, apierr.Internal(err)
 	}
-	if rep.Status != http.StatusOK {
+	var names []string
+	switch rep.Status {
+	case http.StatusOK:
+		var out struct {
+			Resource []struct {
+				Name string `json:"name"`
+			} `json:"resource"`
+		}
+		if err := json.Unmarshal(rep.Body, &out); err != nil {
+			return 500, nil, svc, apierr.Internal(fmt.Errorf("mcp: list of tables: %w", err))
+		}
+		for _, r := range out.Resource {
+			names = append(names, r.Name)
+		}
+	case http.StatusForbidden:
+		// A role may read tables without reading the schema: list the
+		// tables it may read anyway (names only).
+		for _, tb := range t.tablesOf(ctx, svc) {
+			names = append(names, tb.name)
+		}
+	default:
 		return rep.Status, rep.Body, svc, nil
-	}
-	var out struct {
-		Resource []struct {
-			Name string `json:"name"`
-		} `json:"resource"`
-	}
-	if err := json.Unmarshal(rep.Body, &out); err != nil {
-		return 500, nil, svc, apierr.Internal(fmt.Errorf("mcp: list of tables: %w", err))
 	}
 	type name struct {
 		Name string `json:"name"`
 	}
 	list := []name{}
-	for _, r := range out.Resource {
-		if t.allowed(ctx, svc, "_table/"+r.Name, http.MethodGet) {
-			list = append(list, name{r.Name})
+	for _, n := range names {
+		if t.allowed(ctx, svc, "_table/"+n, http.MethodGet) {
+			list = append(list, name{n})
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"resource": list})

@@ -476,7 +476,7 @@ func parseFault(f *etree.Element) *Fault {
 		return strings.TrimSpace(el.Text())
 	}
 	if c := child(f, "faultcode"); c != nil { // 1.1
-		out.Code = text(c)
+		out.Code = faultCode(c)
 		out.String = text(child(f, "faultstring"))
 		if d := child(f, "detail"); d != nil && len(d.ChildElements()) > 0 {
 			out.Detail = decodeUntyped(d)
@@ -484,7 +484,9 @@ func parseFault(f *etree.Element) *Fault {
 		return out
 	}
 	code := child(f, "Code") // 1.2
-	out.Code = text(child(code, "Value"))
+	if v := child(code, "Value"); v != nil {
+		out.Code = faultCode(v)
+	}
 	if sub := text(child(child(code, "Subcode"), "Value")); sub != "" {
 		out.Code += " " + sub
 	}
@@ -493,6 +495,27 @@ func parseFault(f *etree.Element) *Fault {
 		out.Detail = decodeUntyped(d)
 	}
 	return out
+}
+
+// faultCode reads a fault code, without its prefix when that names the
+// SOAP envelope namespace ("soap:Server" is "Server"), as PHP reports it.
+func faultCode(el *etree.Element) string {
+	s := strings.TrimSpace(el.Text())
+	prefix, name, ok := strings.Cut(s, ":")
+	if !ok {
+		return s
+	}
+	for e := el; e != nil; e = e.Parent() {
+		for _, a := range e.Attr {
+			if a.Space == "xmlns" && a.Key == prefix {
+				if a.Value == nsEnv11 || a.Value == nsEnv12 {
+					return name
+				}
+				return s
+			}
+		}
+	}
+	return s
 }
 
 // obj is a JSON object that keeps its keys in document order.

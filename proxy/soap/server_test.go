@@ -106,7 +106,7 @@ func (s *testServer) handle(w http.ResponseWriter, r *http.Request) {
 			reply(http.StatusInternalServerError, `<e:Fault><e:Code><e:Value>e:`+code+`</e:Value></e:Code><e:Reason><e:Text xml:lang="en">`+text+`</e:Text></e:Reason></e:Fault>`)
 			return
 		}
-		reply(http.StatusInternalServerError, `<e:Fault><faultcode>`+code+`</faultcode><faultstring>`+text+`</faultstring><detail><why>`+text+`</why></detail></e:Fault>`)
+		reply(http.StatusInternalServerError, `<e:Fault><faultcode>e:`+code+`</faultcode><faultstring>`+text+`</faultstring><detail><why>`+text+`</why></detail></e:Fault>`)
 	}
 	if s.wssePassword != "" {
 		if msg := checkWSSE(env, s.wssePassword); msg != "" {

@@ -213,7 +213,7 @@ func TestSOAP12AndFaults(t *testing.T) {
 				t.Errorf("not a 1.2 envelope: %s", last.Body)
 			}
 			got := call(t, b, "POST", "Divide", `{"dividend":1,"divisor":0}`)
-			if got.status != 500 || got.message(t) != "Division by zero [Fault code:e:Server]" {
+			if got.status != 500 || got.message(t) != "Division by zero [Fault code:Server]" {
 				t.Errorf("1.2 fault: %d %s", got.status, got.body)
 			}
 		})
@@ -238,6 +238,26 @@ func TestRPCEncoded(t *testing.T) {
 		t.Errorf("SOAPAction %q", got)
 	}
 	want(t, call(t, b, "GET", "stats?label=hello", ""), 200, `{"count":5,"ok":true}`)
+}
+
+func TestWithoutWSDL(t *testing.T) {
+	srv := newTestServer(t)
+	b := backend(t, map[string]any{"options": map[string]any{"location": srv.URL + "/rpc", "uri": "urn:math"}}, soap.Settings{})
+	want(t, call(t, b, "GET", "", ""), 200, `{"resource":[]}`)
+	want(t, call(t, b, "POST", "multiply", `{"x":3,"y":2}`), 200, `{"multiplyResult":6}`)
+	if got := srv.last().Header.Get("SOAPAction"); got != `"urn:math#multiply"` {
+		t.Errorf("SOAPAction %q", got)
+	}
+}
+
+func TestWSDLCacheNone(t *testing.T) {
+	srv := newTestServer(t)
+	b := backend(t, map[string]any{"wsdl": srv.URL + "/calc.wsdl", "options": map[string]any{"cache_wsdl": "WSDL_CACHE_NONE"}}, soap.Settings{})
+	call(t, b, "GET", "", "")
+	call(t, b, "GET", "", "")
+	if srv.wsdlHits != 4 {
+		t.Errorf("WSDL_CACHE_NONE: %d fetches, want 4", srv.wsdlHits)
+	}
 }
 
 func TestHeaders(t *testing.T) {

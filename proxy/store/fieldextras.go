@@ -78,7 +78,7 @@ func (s *Store) SaveFieldExtras(ctx context.Context, extras []*FieldExtra) error
 func (s *Store) DeleteFieldExtras(ctx context.Context, serviceID int64, table string, fields ...string) error {
 	q := s.DB.NewDelete().Model((*FieldExtra)(nil)).Where("service_id = ? AND table_name = ?", serviceID, table)
 	if len(fields) > 0 {
-		q = q.Where("field_name IN (?)", bun.In(fields))
+		q = q.Where("field_name IN (?)", bun.List(fields))
 	}
 	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("store: delete field extras: %w", err)

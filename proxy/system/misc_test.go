@@ -222,7 +222,7 @@ func TestLookupCustomTemplatesScripts(t *testing.T) {
 					t.Errorf("%q lacks %q", r.errMsg(t), want)
 				}
 			}
-			e.must(http.StatusConflict, http.MethodPost, "event_script", map[string]any{"name": name, "type": "lua", "content": "x"})
+			e.must(http.StatusConflict, http.MethodPost, "event_script", map[string]any{"name": name, "type": "lua", "content": "return 3"})
 			got = e.must(http.StatusOK, http.MethodDelete, "event_script/"+name, nil).obj(t)
 			if got["name"] != name {
 				t.Errorf("deleted %v", got)

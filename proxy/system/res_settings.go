@@ -19,6 +19,7 @@ import (
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/filter"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/script"
 )
 
 // verbMaskCodec shows a verb bit mask as an array of verb names and
@@ -572,6 +573,8 @@ func (b *Backend) eventScriptTable() *table[store.EventScript] {
 			}
 			if strings.TrimSpace(s.Content) == "" && s.StorageServiceID == nil && s.SCMRepository == "" {
 				p.add("content", "a script needs content, a storage_service_id and storage_path, or an scm_repository")
+			} else if err := script.Check(s.Type, s.Content); err != nil {
+				p.add("content", "%v", err)
 			}
 			if !p.empty() || old != nil {
 				return nil

@@ -1,0 +1,507 @@
+// Package script is the event-script stage: it runs the scripts attached to
+// a request's pre_process events before the backend and to its
+// post_process events after it, through the engine of package
+// [github.com/portcullis-dev/portcullis/script].
+//
+// A request to a service with no script attached costs one map lookup. A
+// pre_process script may change the request (method aside: parameters,
+// headers, payload) or answer it by setting event.response with content;
+// a post_process script may change the response. Both need the script's
+// allow_event_modification; aborting with an error does not. Scripts reach
+// the platform through platform.api: inner calls through the /api/v2
+// pipeline as the caller with the script requestor bit, exempt from rate
+// limits, nested at most Options.MaxDepth deep.
+package script
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/script"
+)
+
+// DefaultMaxDepth bounds nested platform.api calls when Options.MaxDepth
+// is zero.
+const DefaultMaxDepth = 5
+
+// DefaultMaxResponse bounds the response a post_process script sees when
+// Options.MaxResponse is zero; a larger response goes to the client
+// unchanged and the script is skipped (and logged).
+const DefaultMaxResponse int64 = 16 << 20
+
+// Options configures the stage.
+type Options struct {
+	// Engine returns the scripts in force; required. Called once per
+	// request.
+	Engine func() *script.Engine
+	// API returns the /api/v2 pipeline for platform.api; nil leaves
+	// platform.api failing with an error.
+	API func() http.Handler
+	// Logger receives skipped scripts; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxDepth bounds nested platform.api calls (a script that calls its
+	// own event); zero means DefaultMaxDepth.
+	MaxDepth int
+	// MaxResponse bounds the response body a post_process script sees;
+	// zero means DefaultMaxResponse.
+	MaxResponse int64
+}
+
+type stage struct {
+	o Options
+}
+
+// New builds the stage.
+func New(o Options) (func(http.Handler) http.Handler, error) {
+	if o.Engine == nil {
+		return nil, errors.New("script stage: Options.Engine is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxResponse <= 0 {
+		o.MaxResponse = DefaultMaxResponse
+	}
+	s := &stage{o: o}
+	return s.wrap, nil
+}
+
+type depthKey struct{}
+
+// depth returns how many script runs enclose ctx.
+func depth(ctx context.Context) int {
+	d, _ := ctx.Value(depthKey{}).(int)
+	return d
+}
+
+func (s *stage) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e := s.o.Engine()
+		t := service.TargetFrom(r.Context())
+		if t == nil || t.Service == nil || !e.HasService(t.Service.Name) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.serve(e, t, w, r, next)
+	})
+}
+
+// attached returns the names among names that have a script.
+func attached(e *script.Engine, names []string) []script.Script {
+	var out []script.Script
+	for _, n := range names {
+		if sc, ok := e.Lookup(n); ok {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter, r *http.Request, next http.Handler) {
+	svc := t.Service.Name
+	pre := attached(e, script.Names(svc, t.Resource, r.Method, script.Pre))
+	post := attached(e, script.Names(svc, t.Resource, r.Method, script.Post))
+	post = append(post, attached(e, script.Names(svc, t.Resource, r.Method, ""))...)
+	if len(pre) == 0 && len(post) == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	plat := &platform{s: s, id: caller.IdentityFrom(ctx)}
+	req, err := requestEvent(r, t)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	ev := map[string]any{"request": req, "resource": t.Resource}
+	changed := false
+	for _, sc := range pre {
+		res, _, err := e.Run(ctx, sc.Name, ev, plat)
+		if err != nil {
+			apierr.Write(w, runError(err))
+			return
+		}
+		if !sc.AllowModification {
+			continue
+		}
+		if res.Request != nil {
+			ev["request"] = res.Request
+			changed = true
+		}
+		if res.Response != nil {
+			if _, has := res.Response["content"]; has {
+				writeResponse(w, res.Response, nil)
+				return
+			}
+		}
+	}
+	if changed {
+		r, err = applyRequest(r, ev["request"].(map[string]any))
+		if err != nil {
+			apierr.Write(w, err)
+			return
+		}
+	}
+	if len(post) == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	buf := &buffer{w: w, header: http.Header{}, max: s.o.MaxResponse}
+	next.ServeHTTP(buf, r)
+	if buf.passed {
+		s.o.Logger.Warn("post_process scripts skipped: response too large", "service", svc, "resource", t.Resource, "max", s.o.MaxResponse)
+		return
+	}
+	status := buf.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	var content any
+	if len(bytes.TrimSpace(buf.body.Bytes())) > 0 {
+		if err := json.Unmarshal(buf.body.Bytes(), &content); err != nil {
+			content = buf.body.String()
+		}
+	}
+	resp := map[string]any{"status_code": status, "content": content, "headers": headerMap(buf.header),
+		"content_type": buf.header.Get("Content-Type")}
+	ev["response"] = resp
+	modified := false
+	for _, sc := range post {
+		res, _, err := e.Run(ctx, sc.Name, ev, plat)
+		if err != nil {
+			apierr.Write(w, runError(err))
+			return
+		}
+		if sc.AllowModification && res.Response != nil {
+			ev["response"] = res.Response
+			modified = true
+		}
+		if sc.AllowModification && res.Request != nil {
+			ev["request"] = res.Request
+		}
+	}
+	if !modified {
+		copyHeader(w.Header(), buf.header)
+		w.WriteHeader(status)
+		_, _ = w.Write(buf.body.Bytes())
+		return
+	}
+	writeResponse(w, ev["response"].(map[string]any), buf.header)
+}
+
+// runError turns an engine error into the envelope.
+func runError(err error) error {
+	var a *script.Abort
+	if errors.As(err, &a) {
+		return &apierr.Error{Status: a.Status, Message: a.Message}
+	}
+	if errors.Is(err, script.ErrUnavailable) {
+		return apierr.Unavailable("%v", err).WithCause(err)
+	}
+	var f *script.Failure
+	if errors.As(err, &f) {
+		return apierr.InternalMsg("%s", f.Error()).WithCause(err)
+	}
+	return apierr.InternalMsg("Script error: %v", err).WithCause(err)
+}
+
+// requestEvent builds event.request.
+func requestEvent(r *http.Request, t *service.Target) (map[string]any, *apierr.Error) {
+	params := map[string]any{}
+	for k, vs := range r.URL.Query() {
+		if len(vs) == 1 {
+			params[k] = vs[0]
+		} else {
+			a := make([]any, len(vs))
+			for i, v := range vs {
+				a[i] = v
+			}
+			params[k] = a
+		}
+	}
+	var payload any
+	if r.Body != nil && r.Body != http.NoBody && isJSON(r.Header.Get("Content-Type")) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, apierr.As(err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if len(bytes.TrimSpace(b)) > 0 {
+			if err := json.Unmarshal(b, &payload); err != nil {
+				return nil, apierr.InvalidJSON(err)
+			}
+		}
+	}
+	return map[string]any{
+		"method":       r.Method,
+		"parameters":   params,
+		"headers":      headerMap(r.Header),
+		"payload":      payload,
+		"content_type": r.Header.Get("Content-Type"),
+		"uri":          r.URL.Path,
+		"service":      t.Service.Name,
+		"resource":     t.Resource,
+	}, nil
+}
+
+func isJSON(ct string) bool {
+	return ct == "" || strings.Contains(strings.ToLower(ct), "json")
+}
+
+// headerMap gives headers as lower-case names to their (first) value;
+// credentials are left out.
+func headerMap(h http.Header) map[string]any {
+	m := make(map[string]any, len(h))
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if lk == "authorization" || lk == "cookie" || lk == "x-dreamfactory-api-key" || lk == "x-dreamfactory-session-token" {
+			continue
+		}
+		if len(vs) > 0 {
+			m[lk] = vs[0]
+		}
+	}
+	return m
+}
+
+// applyRequest merges event.request back into the request: parameters
+// become the query, headers are set, payload becomes the JSON body.
+func applyRequest(r *http.Request, req map[string]any) (*http.Request, *apierr.Error) {
+	r2 := r.Clone(r.Context())
+	if p, ok := req["parameters"].(map[string]any); ok {
+		q := url.Values{}
+		for k, v := range p {
+			switch x := v.(type) {
+			case []any:
+				for _, e := range x {
+					q.Add(k, scalar(e))
+				}
+			case nil:
+			default:
+				q.Set(k, scalar(x))
+			}
+		}
+		r2.URL.RawQuery = q.Encode()
+		r2.RequestURI = r2.URL.RequestURI()
+	}
+	if h, ok := req["headers"].(map[string]any); ok {
+		for k, v := range h {
+			lk := strings.ToLower(k)
+			if lk == "content-length" || lk == "host" {
+				continue
+			}
+			r2.Header.Set(k, scalar(v))
+		}
+	}
+	if p, has := req["payload"]; has && p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, apierr.InternalMsg("Script error: payload: %v", err)
+		}
+		r2.Body = io.NopCloser(bytes.NewReader(b))
+		r2.ContentLength = int64(len(b))
+		r2.Header.Set("Content-Length", strconv.Itoa(len(b)))
+		r2.Header.Set("Content-Type", "application/json")
+	}
+	return r2, nil
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	default:
+		b, _ := json.Marshal(x)
+		return strings.Trim(string(b), `"`)
+	}
+}
+
+// writeResponse writes event.response: status_code (default 200), headers
+// and content as JSON (a string content with a non-JSON content_type is
+// written as is).
+func writeResponse(w http.ResponseWriter, resp map[string]any, base http.Header) {
+	status := http.StatusOK
+	switch n := resp["status_code"].(type) {
+	case int64:
+		status = int(n)
+	case float64:
+		status = int(n)
+	case int:
+		status = n
+	}
+	if status < 100 || status > 599 {
+		status = http.StatusOK
+	}
+	h := w.Header()
+	if base != nil {
+		copyHeader(h, base)
+	}
+	h.Del("Content-Length")
+	if hm, ok := resp["headers"].(map[string]any); ok {
+		for k, v := range hm {
+			if strings.EqualFold(k, "content-length") {
+				continue
+			}
+			h.Set(k, scalar(v))
+		}
+	}
+	ct, _ := resp["content_type"].(string)
+	if s, ok := resp["content"].(string); ok && ct != "" && !isJSON(ct) {
+		h.Set("Content-Type", ct)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, s)
+		return
+	}
+	b, err := json.Marshal(resp["content"])
+	if err != nil {
+		apierr.Write(w, apierr.InternalMsg("Script error: response content: %v", err))
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+}
+
+// buffer holds the backend's response for post_process scripts, up to max
+// bytes; past it everything goes straight to w (passed).
+type buffer struct {
+	w      http.ResponseWriter
+	header http.Header
+	status int
+	body   bytes.Buffer
+	max    int64
+	passed bool
+}
+
+func (b *buffer) Header() http.Header {
+	if b.passed {
+		return b.w.Header()
+	}
+	return b.header
+}
+
+func (b *buffer) WriteHeader(code int) {
+	if b.passed {
+		b.w.WriteHeader(code)
+		return
+	}
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	if b.passed {
+		return b.w.Write(p)
+	}
+	if int64(b.body.Len()+len(p)) > b.max {
+		b.pass()
+		return b.w.Write(p)
+	}
+	return b.body.Write(p)
+}
+
+// pass sends what is buffered and switches to writing through.
+func (b *buffer) pass() {
+	b.passed = true
+	copyHeader(b.w.Header(), b.header)
+	st := b.status
+	if st == 0 {
+		st = http.StatusOK
+	}
+	b.w.WriteHeader(st)
+	_, _ = b.w.Write(b.body.Bytes())
+	b.body = bytes.Buffer{}
+}
+
+// Flush passes the response through (a streaming backend).
+func (b *buffer) Flush() {
+	if !b.passed {
+		b.pass()
+	}
+	if f, ok := b.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// platform is a script's view of the platform for one request.
+type platform struct {
+	s  *stage
+	id *caller.Identity
+}
+
+// API makes an inner call as the caller with the script requestor bit.
+func (p *platform) API(ctx context.Context, method, path string, payload any) (int, any, error) {
+	if p.s.o.API == nil {
+		return 0, nil, errors.New("platform.api is not available")
+	}
+	d := depth(ctx) + 1
+	if d > p.s.o.MaxDepth {
+		return 0, nil, fmt.Errorf("script calls nested more than %d deep (does a script call its own event?)", p.s.o.MaxDepth)
+	}
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+		return 0, nil, errors.New("external calls are not allowed from scripts")
+	}
+	path = strings.TrimPrefix(strings.TrimLeft(path, "/"), "api/v2/")
+	var body []byte
+	if payload != nil {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return 0, nil, fmt.Errorf("payload: %w", err)
+		}
+		body = b
+	}
+	id := &caller.Identity{Requestor: caller.Script}
+	if p.id != nil {
+		c := *p.id
+		c.Requestor = caller.Script
+		id = &c
+	}
+	rep, err := service.Call(context.WithValue(ctx, depthKey{}, d), p.s.o.API(), id,
+		service.InnerCall{Method: method, Path: path, Body: body})
+	if err != nil {
+		return 0, nil, err
+	}
+	var content any
+	if len(bytes.TrimSpace(rep.Body)) > 0 {
+		if err := json.Unmarshal(rep.Body, &content); err != nil {
+			content = string(rep.Body)
+		}
+	}
+	return rep.Status, content, nil
+}
+
+// Session is platform.session.
+func (p *platform) Session() map[string]any {
+	if p.id == nil {
+		return map[string]any{}
+	}
+	return map[string]any{
+		"user": map[string]any{"id": p.id.UserID, "email": p.id.UserEmail, "name": p.id.UserName, "is_sys_admin": p.id.Admin},
+		"app":  map[string]any{"id": p.id.AppID, "name": p.id.AppName},
+		"role": map[string]any{"id": p.id.RoleID, "name": p.id.RoleName},
+	}
+}

@@ -1,0 +1,30 @@
+package script_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/portcullis-dev/portcullis/script"
+)
+
+func BenchmarkLuaEmptyHook(b *testing.B) {
+	e := script.New([]script.Script{{Name: "db._table.t.get.pre_process", Type: "lua", Content: ``}}, script.Options{})
+	ev := map[string]any{"request": map[string]any{"method": "GET", "parameters": map[string]any{"limit": "5"}, "headers": map[string]any{"accept": "application/json"}}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := e.Run(ctx, "db._table.t.get.pre_process", ev, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNoScriptLookup(b *testing.B) {
+	e := script.New([]script.Script{{Name: "other.get.pre_process", Type: "lua", Content: ``}}, script.Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if e.HasService("db") {
+			b.Fatal("found")
+		}
+	}
+}
