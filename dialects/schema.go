@@ -1,7 +1,9 @@
 package dialects
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -97,9 +99,39 @@ type Column struct {
 	Comment string
 }
 
+// JSONDefault is the column's default as the API and schema contracts
+// show it: literals typed by the column (numbers as json.Number when they
+// are valid JSON numbers, booleans as true/false), expressions and other
+// literals as their text, nil for none.
+func (c *Column) JSONDefault() any {
+	if c.Default == nil {
+		return nil
+	}
+	v := *c.Default
+	if c.DefaultIsExpr {
+		return v
+	}
+	switch {
+	case c.Type == TypeBoolean:
+		switch strings.ToLower(v) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	case c.Type.IsNumeric():
+		s := strings.TrimPrefix(v, "+")
+		if _, err := strconv.ParseFloat(s, 64); err == nil && json.Valid([]byte(s)) {
+			return json.Number(s)
+		}
+	}
+	return v
+}
+
 // Required reports whether a new record must give the column a value: it
 // is NOT NULL, has no default, is not generated and does not increment
 // itself (DreamFactory's "required").
+
 func (c *Column) Required() bool {
 	return !c.AllowNull && c.Default == nil && !c.AutoIncrement && !c.Generated
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/dialects"
@@ -200,7 +199,7 @@ func fromColumn(c *dialects.Column) Field {
 		IsUnique:      c.IsUnique,
 		IsIndex:       c.IsIndex,
 		IsForeignKey:  c.IsForeignKey,
-		Default:       fieldDefault(c),
+		Default:       c.JSONDefault(),
 		OpenAPI:       map[string]any{},
 		Native:        map[string]any{},
 	}
@@ -312,34 +311,6 @@ func dbType(t dialects.FieldType) string {
 		return string(dialects.TypeJSON)
 	}
 	return string(t)
-}
-
-// fieldDefault is the default as JSON shows it: literals typed by the
-// column (numbers as json.Number, booleans as true/false), expressions as
-// their text, nil for none.
-func fieldDefault(c *dialects.Column) any {
-	if c.Default == nil {
-		return nil
-	}
-	v := *c.Default
-	if c.DefaultIsExpr {
-		return v
-	}
-	switch {
-	case c.Type == dialects.TypeBoolean:
-		switch strings.ToLower(v) {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-	case c.Type.IsNumeric():
-		s := strings.TrimPrefix(v, "+")
-		if _, err := strconv.ParseFloat(s, 64); err == nil && json.Valid([]byte(s)) {
-			return json.Number(s)
-		}
-	}
-	return v
 }
 
 // enumValues reads the values of a MySQL enum('a','b') type.

@@ -155,7 +155,7 @@ func describeField(c *dialects.Column) *fieldObject {
 		Native:        []any{},
 		Type:          apiType(c.Type),
 		DBType:        c.DBType,
-		Default:       fieldDefault(c),
+		Default:       c.JSONDefault(),
 		Required:      c.Required(),
 		AllowNull:     c.AllowNull,
 		AutoIncrement: c.AutoIncrement,
@@ -188,33 +188,6 @@ func describeField(c *dialects.Column) *fieldObject {
 		o.RefOnUpdate, o.RefOnDelete = ptr(c.RefOnUpdate), ptr(c.RefOnDelete)
 	}
 	return o
-}
-
-// fieldDefault is a column default as the API shows it: literals typed by
-// the column (numbers as JSON numbers, booleans as true/false),
-// expressions as their text.
-func fieldDefault(c *dialects.Column) any {
-	if c.Default == nil {
-		return nil
-	}
-	v := *c.Default
-	if c.DefaultIsExpr {
-		return v
-	}
-	switch {
-	case c.Type == dialects.TypeBoolean:
-		switch strings.ToLower(v) {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-	case c.Type.IsNumeric():
-		if isNumber(v) {
-			return json.Number(strings.TrimPrefix(v, "+"))
-		}
-	}
-	return v
 }
 
 // describeRelation builds the related object of r.
