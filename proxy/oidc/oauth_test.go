@@ -114,8 +114,12 @@ func TestGitHubSignIn(t *testing.T) {
 		}
 	})
 	t.Run("an unverified primary e-mail is refused and links nothing", func(t *testing.T) {
-		gh.set(func(g *github) { g.account = ghAccount{id: 666, login: "mallory", email: "ann@example.org", verified: false} })
-		defer gh.set(func(g *github) { g.account = ghAccount{id: 4242, login: "ann", email: "ann@example.org", verified: true} })
+		gh.set(func(g *github) {
+			g.account = ghAccount{id: 666, login: "mallory", email: "ann@example.org", verified: false}
+		})
+		defer gh.set(func(g *github) {
+			g.account = ghAccount{id: 4242, login: "ann", email: "ann@example.org", verified: true}
+		})
 		a := signIn(t, in, start, authorize, nil)
 		if a.status != 401 || !strings.Contains(errMsg(a), "has not verified the e-mail address ann@example.org") {
 			t.Fatalf("%d %v", a.status, a.body)
