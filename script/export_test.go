@@ -16,4 +16,3 @@ func HeapInUse() uint64 { return readHeap() }
 
 // NewJSSandbox builds one JavaScript sandbox, for its benchmark.
 func NewJSSandbox() { newJSSandbox() }
-
