@@ -63,7 +63,7 @@ type opClient struct {
 	inToken  bool
 }
 
-func (c opClient) IDTokenLifetime() time.Duration        { return c.lifetime }
+func (c opClient) IDTokenLifetime() time.Duration       { return c.lifetime }
 func (c opClient) IDTokenUserinfoClaimsAssertion() bool { return c.inToken }
 
 // zitadelOP is github.com/zitadel/oidc/v3's OpenID provider (op package)
@@ -97,7 +97,7 @@ func newZitadelOP(t *testing.T, prefix, clientID, secret string, redirectURIs ..
 	t.Cleanup(z.Close)
 	z.issuer = z.URL + prefix
 	key := sha256.Sum256([]byte("portcullis test op"))
-	provider, err := op.NewOpenIDProvider(z.issuer, &op.Config{CryptoKey: key, CodeMethodS256: true}, z.store, op.WithAllowInsecure())
+	provider, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true}, z.store, op.StaticIssuer(z.issuer), op.WithAllowInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func Document(label string) *openapi3.T {
 		WithProperty("id", openapi3.NewIntegerSchema()).WithProperty("email", str()).WithProperty("name", str()).
 		WithProperty("first_name", str()).WithProperty("last_name", str()).WithProperty("role", str()).
 		WithProperty("token_expiry_date", str())
-	session.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.BoolPtr(true)}
+	session.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(true)}
 	session.Description = "The session response of a password sign-in: the user, its role and apps, and the session token. A user signed in for the first time is created with the e-mail <local>+<service>@<domain> of the provider's verified address, or <id>+<service>@<service>.com without one."
 	doc.Components.Schemas["SSOSession"] = openapi3.NewSchemaRef("", session)
 	redirect := openapi3.NewObjectSchema().WithProperty("response", openapi3.NewObjectSchema().
