@@ -77,6 +77,10 @@
 //     and PATCH (the own profile).
 //   - oidc services: sso, GET and POST (the sign-in redirect and the
 //     provider's callback; the backend checks state, code and ID token).
+//   - saml services: sso, GET and POST (the redirect to the identity
+//     provider); acs, POST (its answer; the backend checks signature,
+//     issuer, audience, destination, validity, InResponseTo and replay);
+//     metadata, GET (the SP metadata to register at the identity provider).
 //
 // The backends behind them decide who may do what: the profile and a
 // password change need a signed-in user (the user service answers 401

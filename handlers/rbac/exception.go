@@ -32,6 +32,9 @@ var exceptions = []exception{
 	{typ: TypeUser, resource: "register", verbs: verbs(http.MethodPost)},                                                  // open registration
 	{typ: TypeUser, resource: "profile", verbs: verbs(http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch)}, // own profile
 	{typ: "oidc", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                         // OpenID Connect sign-in and callback
+	{typ: "saml", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                         // SAML sign-in start
+	{typ: "saml", resource: "acs", verbs: verbs(http.MethodPost)},                                                         // SAML assertion consumer service
+	{typ: "saml", resource: "metadata", verbs: verbs(http.MethodGet)},                                                     // SAML SP metadata
 }
 
 // AccessException reports whether t is one of the routes every caller may
