@@ -150,9 +150,28 @@ func poolFor(e *extEngine) (*pool, error) {
 		}
 		runnerDir = d
 	}
+	if e.typ == "python3" {
+		bin = realPython(bin)
+	}
 	p := &pool{eng: e, bin: bin, dir: runnerDir, sem: make(chan struct{}, workersMax), idle: make(chan *worker, workersMax)}
 	pools[e.typ] = p
 	return p, nil
+}
+
+// realPython returns the interpreter behind bin (a pyenv shim or a
+// wrapper script starts slowly and needs the caller's environment), or bin
+// when it cannot tell.
+func realPython(bin string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-I", "-S", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		return bin
+	}
+	if p := strings.TrimSpace(string(out)); p != "" && filepath.IsAbs(p) {
+		return p
+	}
+	return bin
 }
 
 // writeRunners writes the embedded runners to a private directory (the
@@ -187,8 +206,9 @@ type pool struct {
 	bin    string
 	dir    string
 	sem    chan struct{}
-	idle   chan *worker
-	closed atomic.Bool
+	idle    chan *worker
+	closed  atomic.Bool
+	warming atomic.Bool
 }
 
 func (p *pool) close() {
@@ -205,30 +225,52 @@ func (p *pool) close() {
 
 type nestedKey struct{}
 
-// get returns a worker for one run, starting one when none is idle.
-func (p *pool) get(ctx context.Context) (*worker, func(), error) {
-	release := func() {}
+// get returns a worker for one run, starting one when none is idle
+// (fresh is then true: its start-up did not count against the run).
+func (p *pool) get(ctx context.Context) (w *worker, release func(), fresh bool, err error) {
+	release = func() {}
 	if ctx.Value(nestedKey{}) == nil {
 		select {
 		case p.sem <- struct{}{}:
 			release = func() { <-p.sem }
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, nil, false, ctx.Err()
 		}
 	}
-	select {
-	case w := <-p.idle:
-		if w.alive() {
-			return w, release, nil
+	for {
+		select {
+		case w := <-p.idle:
+			if w.alive() {
+				return w, release, false, nil
+			}
+			continue
+		default:
 		}
-	default:
+		break
 	}
-	w, err := p.start()
+	w, err = p.start()
 	if err != nil {
 		release()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return w, release, nil
+	return w, release, true, nil
+}
+
+// warm starts one worker in the background when the pool has none, so
+// that the first request of a new configuration does not wait for the
+// interpreter to start.
+func (p *pool) warm() {
+	if !p.warming.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		w, err := p.start()
+		if err != nil {
+			slog.Debug("script worker warm-up failed", "engine", p.eng.typ, "err", err)
+			return
+		}
+		p.put(w)
+	}()
 }
 
 // put keeps a healthy worker for the next run.
@@ -297,10 +339,6 @@ func (p *pool) start() (*worker, error) {
 	cmd := exec.Command(p.bin, p.args()...)
 	cmd.Dir = p.dir
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + p.dir}
-	if home, err := os.UserHomeDir(); err == nil && strings.Contains(p.bin, "/.pyenv/shims/") {
-		// A pyenv shim finds the interpreter from HOME.
-		cmd.Env = append(cmd.Env[:2], "HOME="+home)
-	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("script: %s worker: %w", p.eng.typ, err)
@@ -319,9 +357,23 @@ func (p *pool) start() (*worker, error) {
 		w.err = cmd.Wait()
 		close(w.done)
 	}()
+	// The runner says ready once its interpreter is up and its sandbox set.
+	t := time.AfterFunc(startTimeout, w.kill)
+	m, err := w.recv()
+	if !t.Stop() || err != nil || m["type"] != "ready" {
+		w.kill()
+		if err == nil {
+			err = fmt.Errorf("the %s worker sent %v instead of ready", p.eng.typ, m)
+		}
+		return nil, fmt.Errorf("script: starting %s (%s): %w", p.eng.typ, p.bin, err)
+	}
 	slog.Debug("script worker started", "engine", p.eng.typ, "worker", w.id, "pid", cmd.Process.Pid)
 	return w, nil
 }
+
+// startTimeout bounds the start of one worker (not counted in the run's
+// time limit).
+const startTimeout = 20 * time.Second
 
 func (w *worker) alive() bool {
 	select {
@@ -399,6 +451,9 @@ func (w *worker) crashed(err error) error {
 type extLang struct{ e *extEngine }
 
 func (l extLang) compile(name, src string) (runner, error) {
+	if p, err := poolFor(l.e); err == nil {
+		p.warm()
+	}
 	return &extScript{e: l.e, name: name, src: src, key: fmt.Sprintf("%x", sha256.Sum256([]byte(src)))}, nil
 }
 
@@ -410,7 +465,7 @@ func (l extLang) check(src string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	w, release, err := p.get(ctx)
+	w, release, _, err := p.get(ctx)
 	if err != nil {
 		return nil
 	}
@@ -446,27 +501,47 @@ func (s *extScript) run(ctx context.Context, ev map[string]any, p Platform) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	w, release, err := pl.get(ctx)
+	var budget time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	w, release, fresh, err := pl.get(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
+	if fresh && budget > 0 {
+		// The interpreter's start-up is not the script's time: the run gets
+		// its whole time limit from now.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer cancel()
+	}
 	stop := context.AfterFunc(ctx, w.kill)
 	defer stop()
 	res, runErr, err := s.exchange(ctx, w, ev, p)
 	if err != nil {
 		w.kill()
-		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
-		}
-		return Result{}, err
+		return Result{}, runFailed(ctx, err)
 	}
 	if !stop() {
 		// The time limit struck as the run ended: the worker is dead.
-		return Result{}, ctx.Err()
+		return Result{}, runFailed(ctx, ctx.Err())
 	}
 	pl.put(w)
 	return res, runErr
+}
+
+// runFailed is the error of a run whose worker had to go: past the time
+// limit, the time-limit failure.
+func runFailed(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Failure{Message: ErrTimeLimit.Error(), Err: ErrTimeLimit}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // exchange runs the script on w: the run message, platform.api calls,

@@ -137,6 +137,7 @@ function failure(e) {
 }
 
 async function main() {
+  send({ type: 'ready' });
   for (;;) {
     const line = readLine();
     if (line === null) return;

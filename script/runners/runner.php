@@ -105,6 +105,7 @@ set_error_handler(function (int $no, string $str, string $file, int $line) {
 
 $portcullis_api = new PortcullisApi();
 $portcullis_compiled = [];
+portcullis_send(['type' => 'ready']);
 for (;;) {
     $msg = portcullis_read();
     if (($msg['type'] ?? '') === 'check') {

@@ -230,6 +230,7 @@ def main():
     global armed
     sys.setrecursionlimit(500)
     armed = True
+    send({"type": "ready"})
     while True:
         msg = read()
         if msg.get("type") == "check":
