@@ -77,7 +77,8 @@ var extSrc = map[string]map[string]string{
 // answering from pre_process, aborting, errors, the time limit, a sandbox
 // escape, inner calls under RBAC and self-recursion. The scripts live in
 // the system store, which TestEventScripts covers on every database; here
-// it is SQLite.
+// it is SQLite. The time limit leaves room for the recursion test to start
+// six interpreters on a loaded machine.
 func TestExternalEventScripts(t *testing.T) {
 	for _, eng := range extEngines {
 		t.Run(eng.typ, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestExternalEventScripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = script.SetInterpreter(eng.typ, "") }()
-			in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) { c.ScriptTimeout = 2 * time.Second })
+			in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) { c.ScriptTimeout = 4 * time.Second })
 			c := in.Admin(t)
 			ctx := t.Context()
 			must := func(r *proxytest.Response, want int) *proxytest.Response {

@@ -202,10 +202,10 @@ func writeRunners() (string, error) {
 // so that a chain of scripts cannot wait on itself), at most cap(idle)
 // workers kept between runs.
 type pool struct {
-	eng    *extEngine
-	bin    string
-	dir    string
-	sem    chan struct{}
+	eng     *extEngine
+	bin     string
+	dir     string
+	sem     chan struct{}
 	idle    chan *worker
 	closed  atomic.Bool
 	warming atomic.Bool
