@@ -215,7 +215,7 @@ func FuzzRedact(f *testing.F) {
 		}
 		ev := &logship.Event{
 			Time: time.Unix(1, 0), Method: "POST", Path: "/api/v2/db/x", Query: q, Status: 200,
-			Header: map[string][]string{string(key): {secret}, "X-Plain": {"plain-header"}},
+			Header:  map[string][]string{string(key): {secret}, "X-Plain": {"plain-header"}},
 			Request: logship.Body{ContentType: "application/json", Data: body, Size: int64(len(body))},
 		}
 		tr := &capture{}
