@@ -56,9 +56,9 @@ type remote struct {
 	origin ForwardHandler // forwards to the configured URL's scheme and host
 	logger *slog.Logger
 
-	audit  *Audit // nil: tool calls are not recorded
-	now    func() time.Time
-	seq    atomic.Uint64 // numbers the requests that name no session
+	audit *Audit // nil: tool calls are not recorded
+	now   func() time.Time
+	seq   atomic.Uint64 // numbers the requests that name no session
 
 	mu        sync.Mutex
 	announced map[string]bool                    // remote paths named by endpoint events

@@ -306,11 +306,11 @@ func sessionKey(path string, q url.Values) string {
 // body or the data of a message event.
 type watcher struct {
 	http.ResponseWriter
-	status     int
-	events     bool
-	checked    bool
-	off        bool
-	onData     func([]byte)
+	status  int
+	events  bool
+	checked bool
+	off     bool
+	onData  func([]byte)
 
 	body  []byte // a JSON answer so far
 	line  []byte // a partial event-stream line
