@@ -44,7 +44,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer,
 	types = append(types, iot.Types()...)
 	types = append(types, logstash.Types(logstash.Options{Metrics: logs})...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
-	types = append(types, oidc.Type{})
+	types = append(types, oidc.Types()...)
 	types = append(types, ldap.Types()...)
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})

@@ -75,16 +75,18 @@
 //     refresh, sign-out); password, POST (reset, and change when signed
 //     in); register, POST (open registration); profile, GET, POST, PUT
 //     and PATCH (the own profile).
-//   - oidc services: sso, GET and POST (the sign-in redirect and the
-//     provider's callback; the backend checks state, code and ID token).
+//   - oidc, oauth_google, oauth_azure_ad, oauth_microsoft-live,
+//     oauth_github and oauth_generic services: sso, GET and POST (the
+//     sign-in redirect and the provider's callback; the backend checks
+//     state, code and ID token or user info).
 //
 // The backends behind them decide who may do what: the profile and a
 // password change need a signed-in user (the user service answers 401
 // without one), the session resources work on the caller's own token only,
 // and registration must be open. DreamFactory also exempts services whose
 // name ends in "_oauth" (its OAuth sign-in services); a name alone must
-// never open a service, so Portcullis exempts the sso resource of the oidc
-// type instead.
+// never open a service, so Portcullis exempts the sso resource of the
+// sign-in types instead.
 //
 // # System resources and roles
 //

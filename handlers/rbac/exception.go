@@ -32,6 +32,11 @@ var exceptions = []exception{
 	{typ: TypeUser, resource: "register", verbs: verbs(http.MethodPost)},                                                  // open registration
 	{typ: TypeUser, resource: "profile", verbs: verbs(http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch)}, // own profile
 	{typ: "oidc", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                         // OpenID Connect sign-in and callback
+	{typ: "oauth_google", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                 // OAuth 2.0 sign-in and callback
+	{typ: "oauth_azure_ad", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                               // OAuth 2.0 sign-in and callback
+	{typ: "oauth_microsoft-live", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                         // OAuth 2.0 sign-in and callback
+	{typ: "oauth_github", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                 // OAuth 2.0 sign-in and callback
+	{typ: "oauth_generic", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                // OAuth 2.0 sign-in and callback
 }
 
 // AccessException reports whether t is one of the routes every caller may

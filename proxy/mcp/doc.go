@@ -37,7 +37,16 @@
 // Tool input schemas are generated per role from the tables: the table
 // argument's enum lists the tables the role may use with that tool's verb,
 // and its description the fields of the tables whose schema the role may
-// read. The filter language is explained in the tools' descriptions.
+// read. A conditional at the root of the schema (if the table is this one,
+// then …; one per table) gives each table's record schema for the records
+// of create_records, update_records and delete_records and the field names
+// of query_records: the columns with their types, nullability, lengths and
+// defaults from the service's OpenAPI document, without the columns the
+// role's grant drops, without read-only columns in writes, the NOT NULL
+// columns without a default required in a create and the primary key in
+// an update. Schemas are cached per role and configuration version (a
+// schema change moves it), the record schemas per service and schema
+// epoch. The filter language is explained in the tools' descriptions.
 //
 // # Audit
 //

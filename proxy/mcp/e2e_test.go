@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
@@ -186,6 +188,58 @@ func nextEvent(t *testing.T, ch <-chan mcp.Event) mcp.Event {
 	return mcp.Event{}
 }
 
+// schemaCase is a tool's arguments and whether its input schema accepts
+// them.
+type schemaCase struct {
+	tool, args string
+	valid      bool
+}
+
+// checkRecordSchemas lists the tools of s, checks that every input schema
+// is valid JSON Schema (2020-12, checked against the meta-schema), free
+// of a root oneOf/anyOf/allOf (which model APIs refuse), and accepts or
+// refuses each case's arguments.
+func checkRecordSchemas(t *testing.T, s *sdk.ClientSession, cases []schemaCase) {
+	t.Helper()
+	res, err := s.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for _, tool := range res.Tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			if _, ok := doc.(map[string]any)[k]; ok {
+				t.Errorf("%s: %s at the root of the input schema", tool.Name, k)
+			}
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		if err := c.AddResource(tool.Name+".json", doc); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile(tool.Name + ".json")
+		if err != nil {
+			t.Fatalf("%s: input schema is not valid JSON Schema: %v\n%s", tool.Name, err, raw)
+		}
+		schemas[tool.Name] = sch
+	}
+	for _, c := range cases {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = schemas[c.tool].Validate(v)
+		if (err == nil) != c.valid {
+			t.Errorf("%s %s: schema accepts = %v, want %v (%v)", c.tool, c.args, err == nil, c.valid, err)
+		}
+	}
+}
+
 // TestServicesForm drives an mcp service exposing a database service with
 // the SDK's client, as an administrator and as a restricted role, on every
 // available engine.
@@ -355,6 +409,64 @@ func TestServicesForm(t *testing.T) {
 			text, isErr = call(t, s, mcp.ToolDescribeTable, map[string]any{"table": "note"})
 			if !isErr || envelopeCode(t, text) != 403 {
 				t.Fatalf("describe_table = %v %s, want a 403 tool error", isErr, text)
+			}
+			nextEvent(t, audit)
+		})
+
+		t.Run("record schemas per table and role", func(t *testing.T) {
+			checkRecordSchemas(t, as, []schemaCase{
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":"Eve","email":null,"secret":"x"}]}`, true},
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"email":"eve@example.com"}]}`, false}, // name is NOT NULL without a default
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"id":9,"name":"Eve"}]}`, false},       // id is auto-increment
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":5}]}`, false},
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":null}]}`, false},
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":"Eve","bogus":1}]}`, false},
+				{mcp.ToolCreateRecords, `{"table":"note","records":[{"body":"x"},{}]}`, true},
+				{mcp.ToolCreateRecords, `{"table":"note","records":[{"name":"x"}]}`, false}, // contact's field, not note's
+				{mcp.ToolCreateRecords, `{"table":"other","records":[{}]}`, false},
+				{mcp.ToolUpdateRecords, `{"table":"contact","records":[{"id":1,"name":"Ann"}]}`, true},
+				{mcp.ToolUpdateRecords, `{"table":"contact","records":[{"name":"Ann"}]}`, false}, // no key
+				{mcp.ToolUpdateRecords, `{"table":"contact","ids":[1],"records":[{"name":"Ann"}]}`, true},
+				{mcp.ToolUpdateRecords, `{"table":"contact","filter":"id = 1","records":[{"email":null}]}`, true},
+				{mcp.ToolDeleteRecords, `{"table":"note","records":[{"id":1}]}`, true},
+				{mcp.ToolDeleteRecords, `{"table":"note","records":[{"body":"x"}]}`, false},
+				{mcp.ToolDeleteRecords, `{"table":"note","ids":[1]}`, true},
+				{mcp.ToolQueryRecords, `{"table":"contact","fields":["name","secret"]}`, true},
+				{mcp.ToolQueryRecords, `{"table":"contact","fields":["nope"]}`, false},
+			})
+			// A role that may write some fields of contact only.
+			role := idOf(create(t, admin, "role", map[string]any{"name": "writer", "is_active": true,
+				"role_service_access_by_role_id": []any{
+					map[string]any{"service_id": ai, "component": "", "verb_mask": policy.VerbAll, "requestor_mask": api},
+					map[string]any{"service_id": data, "component": "_table/contact", "verb_mask": policy.VerbGet | policy.VerbPost | policy.VerbPatch,
+						"requestor_mask": api, "fields": []string{"id", "name", "email"}},
+				}}))
+			app := create(t, admin, "app", map[string]any{"name": "writer", "is_active": true, "role_id": role})
+			ws := connect(t, endpoint, &proxytest.Client{Inst: in, APIKey: app["api_key"].(string)})
+			checkRecordSchemas(t, ws, []schemaCase{
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":"Eve","email":"eve@example.com"}]}`, true},
+				{mcp.ToolCreateRecords, `{"table":"contact","records":[{"name":"Eve","secret":"x"}]}`, false}, // dropped by the role
+				{mcp.ToolCreateRecords, `{"table":"note","records":[{"body":"x"}]}`, false},
+				{mcp.ToolUpdateRecords, `{"table":"contact","records":[{"id":1,"email":"ann@example.org"}]}`, true},
+				{mcp.ToolUpdateRecords, `{"table":"contact","records":[{"id":1,"secret":"x"}]}`, false},
+				{mcp.ToolQueryRecords, `{"table":"contact","fields":["email"]}`, true},
+				{mcp.ToolQueryRecords, `{"table":"contact","fields":["secret"]}`, false},
+				{mcp.ToolDeleteRecords, `{"table":"contact","ids":[1]}`, false},
+			})
+			// What the schema allows, the REST call does; what it leaves out, the REST call refuses.
+			text, isErr := call(t, ws, mcp.ToolCreateRecords, map[string]any{"table": "contact", "records": []any{map[string]any{"name": "Eve", "email": "eve@example.com"}}, "fields": "name"})
+			if isErr || text != `{"resource":[{"name":"Eve"}]}` {
+				t.Fatalf("create_records = %v %s", isErr, text)
+			}
+			nextEvent(t, audit)
+			text, isErr = call(t, ws, mcp.ToolCreateRecords, map[string]any{"table": "contact", "records": []any{map[string]any{"name": "Eve", "secret": "x"}}})
+			if !isErr || envelopeCode(t, text) != 403 {
+				t.Fatalf("create_records with a field the role may not write = %v %s", isErr, text)
+			}
+			nextEvent(t, audit)
+			text, isErr = call(t, as, mcp.ToolDeleteRecords, map[string]any{"table": "contact", "filter": "name = 'Eve'"})
+			if isErr {
+				t.Fatalf("delete_records = %s", text)
 			}
 			nextEvent(t, audit)
 		})

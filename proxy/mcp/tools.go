@@ -60,6 +60,7 @@ type tools struct {
 
 	mu      sync.Mutex
 	servers map[string]cachedServer
+	docs    map[string]docEntry // record schemas by data service
 }
 
 type cachedServer struct {
@@ -69,7 +70,7 @@ type cachedServer struct {
 
 func newTools(name string, services []string, deps service.Deps, audit *Audit, now func() time.Time) *tools {
 	t := &tools{name: name, services: services, reg: deps.Registry, access: deps.Access, audit: audit,
-		log: deps.Logger, now: now, servers: map[string]cachedServer{}}
+		log: deps.Logger, now: now, servers: map[string]cachedServer{}, docs: map[string]docEntry{}}
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -236,28 +237,42 @@ func (t *tools) build(ctx context.Context) *sdk.Server {
 	type verbTables struct{ get, post, patch, del []string }
 	per := map[string]*verbTables{}
 	var docs []string
+	var queryB, createB, updateB, deleteB []branch
 	for _, s := range t.services {
 		vt := &verbTables{}
 		per[s] = vt
-		for _, tb := range t.tablesOf(ctx, s) {
-			comp := "_table/" + tb.name
-			if t.allowed(ctx, s, comp, http.MethodGet) {
+		tables := t.tablesOf(ctx, s)
+		records := t.recordDocs(ctx, s, tables)
+		for _, tb := range tables {
+			if g, ok := t.grantFor(ctx, s, tb.name, http.MethodGet); ok {
 				vt.get = append(vt.get, tb.name)
 				if tb.columns != nil && t.allowed(ctx, s, "_schema/"+tb.name, http.MethodGet) {
 					docs = append(docs, describeColumns(s, tb, len(t.services) > 1))
 				}
+				queryB = append(queryB, branch{s, tb.name, queryBranch(tb, g)})
 			}
-			if t.allowed(ctx, s, comp, http.MethodPost) {
+			rd, documented := records[tb.name]
+			if g, ok := t.grantFor(ctx, s, tb.name, http.MethodPost); ok {
 				vt.post = append(vt.post, tb.name)
+				if documented && !rd.view {
+					createB = append(createB, branch{s, tb.name, createBranch(tb, rd, g)})
+				}
 			}
-			if t.allowed(ctx, s, comp, http.MethodPatch) {
+			if g, ok := t.grantFor(ctx, s, tb.name, http.MethodPatch); ok {
 				vt.patch = append(vt.patch, tb.name)
+				if documented && !rd.view {
+					updateB = append(updateB, branch{s, tb.name, updateBranch(tb, rd, g)})
+				}
 			}
-			if t.allowed(ctx, s, comp, http.MethodDelete) {
+			if _, ok := t.grantFor(ctx, s, tb.name, http.MethodDelete); ok {
 				vt.del = append(vt.del, tb.name)
+				if documented && !rd.view {
+					deleteB = append(deleteB, branch{s, tb.name, deleteBranch(tb, rd)})
+				}
 			}
 		}
 	}
+	multi := len(t.services) > 1
 	union := func(pick func(*verbTables) []string) []string {
 		seen := map[string]bool{}
 		var out []string
@@ -288,7 +303,7 @@ func (t *tools) build(ctx context.Context) *sdk.Server {
 		InputSchema: t.schema(map[string]any{"table": tableProp(union(func(v *verbTables) []string { return v.get }), cols)}, []string{"table"}), Annotations: ro})
 	add(&sdk.Tool{Name: ToolQueryRecords, Title: "Query records",
 		Description: "Reads records of a table (GET /_table/{table}); the answer is {\"resource\":[records]}.\n\n" + filterHelp,
-		InputSchema: t.schema(map[string]any{
+		InputSchema: withBranches(t.schema(map[string]any{
 			"table":   tableProp(union(func(v *verbTables) []string { return v.get }), cols),
 			"filter":  map[string]any{"type": "string", "description": "A filter expression (see the tool description), e.g. (last_name = 'Smith') and (age > 30)."},
 			"fields":  listProp("The fields to return, e.g. [\"id\",\"name\"]; default all you may read."),
@@ -297,32 +312,32 @@ func (t *tools) build(ctx context.Context) *sdk.Server {
 			"offset":  map[string]any{"type": "integer", "minimum": 0, "description": "How many records to skip, for paging."},
 			"related": listProp("Related tables to embed, by relation name (for example note_by_contact_id, as describe_table lists them), or [\"*\"] for all."),
 			"ids":     idsProp("Return only the records with these primary keys."),
-		}, []string{"table"}), Annotations: ro})
+		}, []string{"table"}), queryB, multi), Annotations: ro})
 	add(&sdk.Tool{Name: ToolCreateRecords, Title: "Create records",
 		Description: "Creates records in a table (POST /_table/{table} with {\"resource\":records}); answers the new records' keys, or the fields named in fields. The batch stops at the first failure.",
-		InputSchema: t.schema(map[string]any{
+		InputSchema: withBranches(t.schema(map[string]any{
 			"table":   tableProp(union(func(v *verbTables) []string { return v.post }), cols),
 			"records": recordsProp("The records to create, as objects of field values."),
 			"fields":  listProp("Fields to return for each created record; default the primary key."),
-		}, []string{"table", "records"}), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}})
+		}, []string{"table", "records"}), createB, multi), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}})
 	add(&sdk.Tool{Name: ToolUpdateRecords, Title: "Update records",
 		Description: "Changes fields of records (PATCH /_table/{table}). Either give records that each carry their primary key and the fields to change, or give ids or a filter and one record holding the field values to set on all matching records.\n\n" + filterHelp,
-		InputSchema: t.schema(map[string]any{
+		InputSchema: withBranches(t.schema(map[string]any{
 			"table":   tableProp(union(func(v *verbTables) []string { return v.patch }), cols),
 			"records": recordsProp("Records with their primary key and the fields to change; with ids or filter, exactly one record: the values to set."),
 			"ids":     idsProp("The primary keys of the records to change."),
 			"filter":  map[string]any{"type": "string", "description": "Change the records matching this filter."},
 			"fields":  listProp("Fields to return for each changed record; default the primary key."),
-		}, []string{"table", "records"}), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}})
+		}, []string{"table", "records"}), updateB, multi), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}})
 	add(&sdk.Tool{Name: ToolDeleteRecords, Title: "Delete records",
 		Description: "Deletes records (DELETE /_table/{table}) named by ids, by a filter, or by records carrying their primary key; answers the deleted records' keys.\n\n" + filterHelp,
-		InputSchema: t.schema(map[string]any{
+		InputSchema: withBranches(t.schema(map[string]any{
 			"table":   tableProp(union(func(v *verbTables) []string { return v.del }), cols),
 			"ids":     idsProp("The primary keys of the records to delete."),
 			"filter":  map[string]any{"type": "string", "description": "Delete the records matching this filter."},
 			"records": recordsProp("Records carrying the primary keys of the records to delete."),
 			"fields":  listProp("Fields to return for each deleted record; default the primary key."),
-		}, []string{"table"}), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}})
+		}, []string{"table"}), deleteB, multi), Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}})
 	routine := func(kind string) map[string]any {
 		return t.schema(map[string]any{
 			"name":   map[string]any{"type": "string", "description": "The " + kind + "'s name."},
@@ -364,9 +379,9 @@ func (t *tools) schema(props map[string]any, required []string) map[string]any {
 func tableProp(names []string, cols string) map[string]any {
 	p := map[string]any{"type": "string"}
 	desc := "The table's name."
-	if len(names) > 0 {
-		p["enum"] = names
-	} else {
+	p["enum"] = names
+	if len(names) == 0 {
+		p["enum"] = []string{}
 		desc += " No table is available to you for this tool."
 	}
 	if cols != "" {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,38 +26,46 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
-// TypeName is the service type's name.
-const TypeName = "oidc"
-
 // StateTTL is how long a sign-in may take between the redirect to the
 // provider and the callback.
 const StateTTL = 10 * time.Minute
 
-// Type is the `oidc` service type.
+// Type is one of the sign-in types of this package (Names).
 type Type struct {
+	// Name is the type's name; "" means TypeName (oidc).
+	Name string
 	// HTTPClient reaches the provider; nil means a client with a 15 s
-	// timeout.
+	// timeout. Either way redirects are not followed: the code, tokens
+	// and user data go to the configured endpoints only.
 	HTTPClient *http.Client
 }
 
+func (t Type) profile() *profile {
+	if p, ok := profiles[t.Name]; ok {
+		return p
+	}
+	return profiles[TypeName]
+}
+
 // Info implements service.Type.
-func (Type) Info() service.Info {
-	return service.Info{Name: TypeName, Label: "OpenID Connect", Group: service.GroupOAuth,
-		Description: "Sign-in through an OpenID Connect provider (authorization code with PKCE)."}
+func (t Type) Info() service.Info {
+	p := t.profile()
+	return service.Info{Name: p.name, Label: p.label, Group: service.GroupOAuth, Description: p.description}
 }
 
 // ValidateConfig implements service.Type.
-func (Type) ValidateConfig(config json.RawMessage) error {
-	_, err := ParseConfig(config)
+func (t Type) ValidateConfig(config json.RawMessage) error {
+	_, err := parseConfig(t.profile(), config)
 	return err
 }
 
 // New implements service.Type.
 func (t Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (service.Backend, error) {
+	p := t.profile()
 	if deps.Store == nil {
-		return nil, errors.New("the oidc service needs the system database")
+		return nil, fmt.Errorf("the %s service needs the system database", p.name)
 	}
-	cfg, err := ParseConfig(svc.ConfigJSON())
+	cfg, err := parseConfig(p, svc.ConfigJSON())
 	if err != nil {
 		return nil, err
 	}
@@ -69,22 +78,27 @@ func (t Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (s
 	if err != nil {
 		return nil, err
 	}
-	hc := t.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 15 * time.Second}
+	hc := &http.Client{Timeout: 15 * time.Second}
+	if t.HTTPClient != nil {
+		c := *t.HTTPClient
+		hc = &c
 	}
-	return &Backend{name: svc.Name, cfg: cfg, e: e, hc: hc}, nil
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Backend{name: svc.Name, p: p, cfg: cfg, e: e, hc: hc}, nil
 }
 
 // Backend signs users in through one provider.
 type Backend struct {
 	name string
+	p    *profile
 	cfg  Config
 	e    *identity.Engine
 	hc   *http.Client
 
-	mu       sync.Mutex
-	provider *gooidc.Provider
+	mu             sync.Mutex
+	provider       *gooidc.Provider
+	verifier       *gooidc.IDTokenVerifier
+	issuerTemplate string
 }
 
 var _ user.ServiceSignIn = (*Backend)(nil)
@@ -127,7 +141,7 @@ func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 // sealed is what the state parameter carries, encrypted.
 type sealed struct {
 	Service  string `json:"s"`
-	Nonce    string `json:"n"`
+	Nonce    string `json:"n,omitempty"`
 	Verifier string `json:"v"`
 	Expires  int64  `json:"e"`
 	Redirect string `json:"r,omitempty"`
@@ -139,17 +153,21 @@ func (b *Backend) start(w http.ResponseWriter, r *http.Request) error {
 	if redirect != "" && !b.allowedRedirect(redirect) {
 		return apierr.BadRequest("The redirect %q is neither a path on this host nor on the host of the service's redirect_url.", redirect)
 	}
-	oc, _, err := b.oauth(ctx)
+	oc, err := b.oauth(ctx)
 	if err != nil {
 		return err
 	}
-	st := sealed{Service: b.name, Nonce: oauth2.GenerateVerifier(), Verifier: oauth2.GenerateVerifier(),
-		Expires: time.Now().Add(StateTTL).Unix(), Redirect: redirect}
+	st := sealed{Service: b.name, Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(StateTTL).Unix(), Redirect: redirect}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
+	if b.p.oidc {
+		st.Nonce = oauth2.GenerateVerifier()
+		opts = append(opts, gooidc.Nonce(st.Nonce))
+	}
 	state, err := b.seal(ctx, st)
 	if err != nil {
 		return err
 	}
-	u := oc.AuthCodeURL(state, oauth2.S256ChallengeOption(st.Verifier), gooidc.Nonce(st.Nonce))
+	u := oc.AuthCodeURL(state, opts...)
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Header.Get("X-Requested-With") == "XMLHttpRequest" {
 		return writeJSON(w, map[string]any{"response": map[string]any{"redirect": true, "url": u}})
@@ -158,7 +176,32 @@ func (b *Backend) start(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// callback finishes a sign-in. Failed callbacks count against the
+// client's address in the password sign-in's throttle, and a blocked
+// address is refused (429) before the provider is asked anything.
 func (b *Backend) callback(w http.ResponseWriter, r *http.Request) error {
+	keys := identity.Keys{Address: identity.ClientKey(r.RemoteAddr)}
+	thr := b.e.Throttle()
+	if d := thr.Wait(keys); d > 0 {
+		return throttled(d)
+	}
+	err := b.finish(w, r)
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+		thr.Fail(keys)
+	}
+	return err
+}
+
+// throttled is the 429 of an address that must wait d.
+func throttled(d time.Duration) error {
+	secs := int64((d + time.Second - 1) / time.Second)
+	e := apierr.TooManyRequests(identity.MsgThrottled, secs)
+	e.Header = http.Header{"Retry-After": []string{strconv.FormatInt(secs, 10)}}
+	return e
+}
+
+func (b *Backend) finish(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
@@ -176,45 +219,29 @@ func (b *Backend) callback(w http.ResponseWriter, r *http.Request) error {
 	if code == "" {
 		return apierr.Unauthorized("The provider's answer has no authorization code.")
 	}
-	oc, verifier, err := b.oauth(ctx)
+	oc, err := b.oauth(ctx)
 	if err != nil {
 		return err
 	}
 	tok, err := oc.Exchange(b.clientCtx(ctx), code, oauth2.VerifierOption(st.Verifier))
 	if err != nil {
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
-			return apierr.Unauthorized("The provider refused the authorization code: %s", providerReason(re))
+		return exchangeError(err)
+	}
+	var who person
+	if b.p.oidc {
+		if who, err = b.fromIDToken(ctx, tok, st.Nonce); err != nil {
+			return err
 		}
-		return badGateway(err, "The provider's token endpoint failed")
+	} else {
+		if who, err = b.p.fetch(ctx, b, tok); err != nil {
+			return badGateway(err, "The provider's user-info endpoint failed")
+		}
 	}
-	raw, _ := tok.Extra("id_token").(string)
-	if raw == "" {
-		return badGateway(errors.New("no id_token"), "The provider's token answer has no ID token")
+	if who.Unverified != "" {
+		return apierr.Unauthorized("The provider has not verified the e-mail address %s of this account; verify it with the provider and sign in again.", who.Unverified)
 	}
-	idt, err := verifier.Verify(ctx, raw)
-	if err != nil {
-		return apierr.Unauthorized("The provider's ID token is not valid: %s", err.Error())
-	}
-	if idt.Nonce != st.Nonce {
-		return apierr.Unauthorized("The provider's ID token does not carry the nonce of this sign-in.")
-	}
-	var claims struct {
-		Email         string `json:"email"`
-		EmailVerified *bool  `json:"email_verified"`
-		Name          string `json:"name"`
-		GivenName     string `json:"given_name"`
-		FamilyName    string `json:"family_name"`
-	}
-	if err := idt.Claims(&claims); err != nil {
-		return apierr.Unauthorized("The provider's ID token has unreadable claims.")
-	}
-	email := claims.Email
-	if claims.EmailVerified != nil && !*claims.EmailVerified {
-		email = ""
-	}
-	in, err := b.e.SignInExternal(ctx, identity.External{Service: b.name, Subject: idt.Subject, Email: email,
-		Name: claims.Name, FirstName: claims.GivenName, LastName: claims.FamilyName, RoleID: b.cfg.DefaultRole,
+	in, err := b.e.SignInExternal(ctx, identity.External{Service: b.name, Subject: who.Subject, Email: who.Email,
+		Name: who.Name, FirstName: who.FirstName, LastName: who.LastName, RoleID: b.cfg.DefaultRole,
 		RefuseNew: b.cfg.AllowNewUsers != nil && !*b.cfg.AllowNewUsers})
 	if err != nil {
 		return user.APIError(err)
@@ -233,40 +260,155 @@ func (b *Backend) callback(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, in.Response)
 }
 
-// oauth returns the client configuration and ID token verifier, running
-// discovery the first time.
-func (b *Backend) oauth(ctx context.Context) (*oauth2.Config, *gooidc.IDTokenVerifier, error) {
-	p, err := b.discover(ctx)
-	if err != nil {
-		return nil, nil, err
+// exchangeError classifies a failed code exchange: the provider refusing
+// the code (wrong, replayed, expired, PKCE mismatch) is the user's 401;
+// the provider refusing this service's client or redirect URL, or failing,
+// is a 502.
+func exchangeError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		switch {
+		case re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" ||
+			re.ErrorCode == "incorrect_client_credentials" || re.ErrorCode == "redirect_uri_mismatch":
+			return badGateway(err, "The provider refused this service's client credentials or redirect_url ("+providerReason(re)+"); check the service's configuration")
+		case status >= 500:
+		case re.ErrorCode != "" || status >= 400:
+			return apierr.Unauthorized("The provider refused the authorization code: %s", providerReason(re))
+		}
 	}
-	oc := &oauth2.Config{ClientID: b.cfg.ClientID, ClientSecret: b.cfg.ClientSecret, Endpoint: p.Endpoint(),
-		RedirectURL: b.cfg.RedirectURL, Scopes: b.cfg.scopes()}
-	return oc, p.Verifier(&gooidc.Config{ClientID: b.cfg.ClientID}), nil
+	return badGateway(err, "The provider's token endpoint failed")
 }
 
-func (b *Backend) discover(ctx context.Context) (*gooidc.Provider, error) {
+// fromIDToken verifies the ID token of tok (signature against the
+// provider's keys, issuer, audience, expiry, nonce) and reads the user
+// from it, or from the user-info endpoint when the token carries no
+// e-mail (the answer must be about the same subject).
+func (b *Backend) fromIDToken(ctx context.Context, tok *oauth2.Token, nonce string) (person, error) {
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return person{}, badGateway(errors.New("no id_token"), "The provider's token answer has no ID token")
+	}
+	prov, verifier, tmpl, err := b.discover(ctx)
+	if err != nil {
+		return person{}, err
+	}
+	idt, err := verifier.Verify(ctx, raw)
+	if err != nil {
+		return person{}, apierr.Unauthorized("The provider's ID token is not valid: %s", err.Error())
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return person{}, apierr.Unauthorized("The provider's ID token has unreadable claims.")
+	}
+	if tmpl != "" {
+		// A multi-tenant Microsoft authority: the issuer must be the
+		// template filled with the token's own tenant.
+		tid, _ := claims["tid"].(string)
+		if tid == "" || strings.ContainsAny(tid, "/?#") || idt.Issuer != strings.Replace(tmpl, "{tenantid}", tid, 1) {
+			return person{}, apierr.Unauthorized("The provider's ID token is not valid: its issuer %q is not the one of its tenant %q.", idt.Issuer, tid)
+		}
+	}
+	if idt.Nonce != nonce {
+		return person{}, apierr.Unauthorized("The provider's ID token does not carry the nonce of this sign-in.")
+	}
+	if _, has := claims["email"]; !has && prov.UserInfoEndpoint() != "" {
+		ui, err := prov.UserInfo(b.clientCtx(ctx), oauth2.StaticTokenSource(tok))
+		if err != nil {
+			return person{}, badGateway(err, "The provider's user-info endpoint failed")
+		}
+		if ui.Subject != idt.Subject {
+			return person{}, badGateway(fmt.Errorf("user info is about %q, the ID token about %q", ui.Subject, idt.Subject), "The provider's user-info answer is about another user")
+		}
+		var more map[string]any
+		if err := ui.Claims(&more); err != nil {
+			return person{}, badGateway(err, "The provider's user-info answer is unreadable")
+		}
+		for k, v := range more {
+			if _, ok := claims[k]; !ok && k != "sub" {
+				claims[k] = v
+			}
+		}
+	}
+	p := person{Subject: idt.Subject, Name: scalar(claims["name"]), FirstName: scalar(claims["given_name"]), LastName: scalar(claims["family_name"])}
+	return p.withEmail(scalar(claims["email"]), b.p.verified(claims)), nil
+}
+
+// oauth returns the client configuration, running discovery the first
+// time for OpenID Connect types.
+func (b *Backend) oauth(ctx context.Context) (*oauth2.Config, error) {
+	oc := &oauth2.Config{ClientID: b.cfg.ClientID, ClientSecret: b.cfg.ClientSecret,
+		RedirectURL: b.cfg.RedirectURL, Scopes: b.cfg.scopes(b.p)}
+	if b.p.oidc {
+		p, _, _, err := b.discover(ctx)
+		if err != nil {
+			return nil, err
+		}
+		oc.Endpoint = p.Endpoint()
+		return oc, nil
+	}
+	oc.Endpoint = oauth2.Endpoint{AuthURL: firstNonEmpty(b.cfg.AuthEndpoint, b.p.authURL), TokenURL: firstNonEmpty(b.cfg.TokenEndpoint, b.p.tokenURL)}
+	if b.p.name == TypeGitHub {
+		oc.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+	}
+	return oc, nil
+}
+
+// userURL is the plain OAuth types' user-info endpoint.
+func (b *Backend) userURL() string { return firstNonEmpty(b.cfg.UserEndpoint, b.p.userURL) }
+
+// discover returns the provider, the ID token verifier and, for a
+// multi-tenant Microsoft authority, the issuer template; it reads the
+// discovery document the first time (and again after a failure).
+func (b *Backend) discover(ctx context.Context) (*gooidc.Provider, *gooidc.IDTokenVerifier, string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.provider != nil {
-		return b.provider, nil
+		return b.provider, b.verifier, b.issuerTemplate, nil
 	}
 	cctx := gooidc.ClientContext(context.WithoutCancel(ctx), b.hc)
-	if b.cfg.DiscoveryDocument == "" {
+	vc := &gooidc.Config{ClientID: b.cfg.ClientID}
+	doc := b.cfg.DiscoveryDocument
+	if doc == "" && b.p.issuer != nil {
+		doc = b.p.issuer(b.cfg)
+	}
+	if doc == "" {
 		pc := gooidc.ProviderConfig{IssuerURL: b.cfg.Issuer, AuthURL: b.cfg.AuthEndpoint, TokenURL: b.cfg.TokenEndpoint,
 			UserInfoURL: b.cfg.UserEndpoint, JWKSURL: b.cfg.JWKSURI}
 		b.provider = pc.NewProvider(cctx)
-		return b.provider, nil
+		b.verifier = b.provider.Verifier(vc)
+		return b.provider, b.verifier, "", nil
 	}
-	issuer := strings.TrimSuffix(strings.TrimSuffix(b.cfg.DiscoveryDocument, "/.well-known/openid-configuration"), "/")
+	issuer := strings.TrimSuffix(strings.TrimSuffix(doc, "/.well-known/openid-configuration"), "/")
 	dctx, cancel := context.WithTimeout(cctx, 15*time.Second)
 	defer cancel()
+	if b.p.microsoft {
+		// Microsoft's documents name an issuer other than their address
+		// (a domain tenant's directory id, or the {tenantid} template).
+		dctx = gooidc.InsecureIssuerURLContext(dctx, "")
+	}
 	p, err := gooidc.NewProvider(dctx, issuer)
 	if err != nil {
-		return nil, badGateway(err, "The provider's discovery document could not be read")
+		return nil, nil, "", badGateway(err, "The provider's discovery document could not be read")
 	}
-	b.provider = p
-	return p, nil
+	tmpl := ""
+	if b.p.microsoft {
+		var d struct {
+			Issuer string `json:"issuer"`
+		}
+		if err := p.Claims(&d); err != nil || d.Issuer == "" {
+			return nil, nil, "", badGateway(fmt.Errorf("discovery document of %s: no issuer", issuer), "The provider's discovery document is unusable")
+		}
+		if strings.Contains(d.Issuer, "{tenantid}") {
+			tmpl = d.Issuer
+			vc.SkipIssuerCheck = true
+		}
+	}
+	b.provider, b.verifier, b.issuerTemplate = p, p.Verifier(vc), tmpl
+	return p, b.verifier, tmpl, nil
 }
 
 func (b *Backend) clientCtx(ctx context.Context) context.Context {
