@@ -28,3 +28,22 @@ func BenchmarkNoScriptLookup(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkJSEmptyHook(b *testing.B) {
+	e := script.New([]script.Script{{Name: "db._table.t.get.pre_process", Type: "javascript", Content: ``}}, script.Options{})
+	ev := map[string]any{"request": map[string]any{"method": "GET", "parameters": map[string]any{"limit": "5"}, "headers": map[string]any{"accept": "application/json"}}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := e.Run(ctx, "db._table.t.get.pre_process", ev, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkJSNewSandbox(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		script.NewJSSandbox()
+	}
+}

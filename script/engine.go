@@ -88,7 +88,8 @@ type language interface {
 
 // languages are the in-process engines by type name.
 var languages = map[string]language{
-	"lua": luaLang{},
+	"lua":        luaLang{},
+	"javascript": jsLang{},
 }
 
 // canonical maps DreamFactory's spellings to the engine's type name.
@@ -116,7 +117,7 @@ type TypeInfo struct {
 func Types() []TypeInfo {
 	out := []TypeInfo{
 		{Name: "lua", Label: "Lua", Description: "Lua 5.1 (gopher-lua), in-process and sandboxed.", Sandboxed: true},
-		{Name: "javascript", Label: "JavaScript", Description: "ECMAScript in-process (v8js accepted as a synonym); coming.", Sandboxed: true},
+		{Name: "javascript", Label: "JavaScript", Description: "ECMAScript 5.1 and much of ES6+ (goja), in-process and sandboxed; v8js is accepted as a synonym.", Sandboxed: true},
 		{Name: "nodejs", Label: "Node.js", Description: "Node.js as an external interpreter; coming."},
 		{Name: "python3", Label: "Python 3", Description: "Python 3 as an external interpreter; coming."},
 		{Name: "php", Label: "PHP", Description: "PHP as an external interpreter; coming."},

@@ -495,15 +495,26 @@ func sortedUnique(s []string) []string {
 // writeList writes names as DreamFactory lists resources:
 // {"resource":[{"name":…}]}, or {"resource":[…names]} with as_list=true.
 func writeList(w http.ResponseWriter, names []string, r *http.Request) error {
-	asList, _ := boolean("as_list", r.URL.Query().Get("as_list"))
-	if asList {
-		return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": names})
+	if r.URL.RawQuery != "" {
+		if asList, _ := boolean("as_list", r.URL.Query().Get("as_list")); asList {
+			return writeJSON(w, nameList[[]string]{names})
+		}
 	}
-	out := make([]map[string]string, len(names))
+	out := make([]namedResource, len(names))
 	for i, n := range names {
-		out[i] = map[string]string{"name": n}
+		out[i].Name = n
 	}
-	return writeJSON(w, map[string]any{"resource": out})
+	return writeJSON(w, nameList[[]namedResource]{out})
+}
+
+// nameList is DreamFactory's list envelope, {"resource": …}.
+type nameList[T any] struct {
+	Resource T `json:"resource"`
+}
+
+// namedResource is one entry of a resource list, {"name": …}.
+type namedResource struct {
+	Name string `json:"name"`
 }
 
 func writeJSON(w http.ResponseWriter, v any) error {

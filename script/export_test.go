@@ -1,0 +1,18 @@
+package script
+
+// SetJSHeapLimit sets the heap watchdog's limit, for tests that must not
+// take a gigabyte to prove it works; it returns the previous limit.
+func SetJSHeapLimit(n uint64) uint64 {
+	heapWatch.start()
+	heapWatch.mu.Lock()
+	defer heapWatch.mu.Unlock()
+	old := heapWatch.limit
+	heapWatch.limit = n
+	return old
+}
+
+// HeapInUse is the Go heap the watchdog reads.
+func HeapInUse() uint64 { return readHeap() }
+
+// NewJSSandbox builds one JavaScript sandbox, for its benchmark.
+func NewJSSandbox() { newJSSandbox() }
