@@ -200,3 +200,52 @@ func TestVerifySame(t *testing.T) {
 		t.Errorf("body bytes %d", p.res.BodyBytes)
 	}
 }
+
+// BenchmarkInProcess sends the pipeline and rws scenarios' requests
+// straight to the Portcullis handler (no sockets on the client side), so
+// that -benchmem and -memprofile show what the server alone allocates per
+// request: `go test -run X -bench InProcess -benchmem ./bench/`.
+func BenchmarkInProcess(b *testing.B) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	d, err := createDatabase(ctx, dialects.SQLite, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := seed(ctx, d, 100); err != nil {
+		b.Fatal(err)
+	}
+	upURL, stopUp, err := serve(upstreamHandler())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stopUp()
+	inst, err := startInstance(ctx, dir, []*database{d}, upURL, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.close()
+	for _, c := range []struct{ name, path string }{
+		{"pipeline", "/api/v2/" + inst.services[dialects.SQLite]},
+		{"byid", "/api/v2/" + inst.services[dialects.SQLite] + "/_table/item/7"},
+		{"rws", "/api/v2/" + rwsService + "/orders/101?expand=lines"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := inst.headers()
+			call := func() {
+				r := httptest.NewRequest(http.MethodGet, c.path, nil)
+				r.Header = h.Clone()
+				w := httptest.NewRecorder()
+				inst.srv.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", c.path, w.Code, w.Body)
+				}
+			}
+			call()
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+		})
+	}
+}

@@ -236,6 +236,7 @@ func (s *Server) deps() service.Deps {
 		Logger:        s.logger,
 		Version:       s.cfg.Version,
 		UpstreamAllow: s.cfg.UpstreamAllow,
+		PublicURL:     s.cfg.PublicURL,
 		Access:        accessChecker{s},
 	}
 }

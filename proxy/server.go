@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -184,7 +185,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		w.Header().Set("Connection", "close")
 	}
+	if isCleanAPIPath(r) {
+		s.api.ServeHTTP(w, r) // what the root mux would pick, without its path matching
+		return
+	}
 	s.root.ServeHTTP(w, r)
+}
+
+// isCleanAPIPath reports whether r is for /api/v2 or below with a path the
+// root mux would not clean or redirect (no empty, "." or ".." segments),
+// so that it can skip the mux: every such path goes to the /api/v2
+// pipeline anyway.
+func isCleanAPIPath(r *http.Request) bool {
+	p := r.URL.Path
+	if r.Method == http.MethodConnect || !strings.HasPrefix(p, "/api/v2") || (len(p) > 7 && p[7] != '/') {
+		return false
+	}
+	return !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..")
 }
 
 // Store returns the system store.

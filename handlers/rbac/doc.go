@@ -79,6 +79,10 @@
 //     oauth_github and oauth_generic services: sso, GET and POST (the
 //     sign-in redirect and the provider's callback; the backend checks
 //     state, code and ID token or user info).
+//   - saml services: sso, GET and POST (the redirect to the identity
+//     provider); acs, POST (its answer; the backend checks signature,
+//     issuer, audience, destination, validity, InResponseTo and replay);
+//     metadata, GET (the SP metadata to register at the identity provider).
 //
 // The backends behind them decide who may do what: the profile and a
 // password change need a signed-in user (the user service answers 401

@@ -54,7 +54,9 @@ func valid(id string) bool {
 }
 
 func newID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	var b [12]byte
+	var out [24]byte
+	_, _ = rand.Read(b[:])
+	hex.Encode(out[:], b[:])
+	return string(out[:])
 }

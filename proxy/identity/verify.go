@@ -71,6 +71,7 @@ func (s *Engine) session(token string, c *Claims, st *rowState) *Session {
 type rowState struct {
 	row  *store.Session // nil when the row does not exist
 	user *store.User    // nil when the user does not exist
+	sub  string         // the subject a token of user carries (see subject)
 	at   time.Time      // when it was read (real time)
 }
 
@@ -110,7 +111,7 @@ func (s *Engine) load(ctx context.Context, db bun.IDB, jti string) (*rowState, e
 	case err != nil:
 		return nil, unavailable("The system database is unavailable; try again.").withCause(fmt.Errorf("identity: read user: %w", err))
 	default:
-		st.user = u
+		st.user, st.sub = u, subject(u.Email)
 	}
 	return st, nil
 }
@@ -123,7 +124,7 @@ func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh boo
 	if row == nil || row.Revoked || row.UserID != c.UserID {
 		return unauthenticated(MsgTokenRevoked)
 	}
-	if u == nil || !u.IsActive || subtle.ConstantTimeCompare([]byte(subject(u.Email)), []byte(c.Subject)) != 1 {
+	if u == nil || !u.IsActive || subtle.ConstantTimeCompare([]byte(st.sub), []byte(c.Subject)) != 1 {
 		return unauthenticated(MsgUserNotVerified)
 	}
 	if u.TokensValidAfter != nil && c.IssuedAt.Time.Before(u.TokensValidAfter.Truncate(time.Second)) {
@@ -260,10 +261,12 @@ func (s *Engine) SignIn(ctx context.Context, id *caller.Identity, token string) 
 	if err != nil {
 		return nil, err
 	}
-	nid := &caller.Identity{Requestor: caller.API}
+	var nid *caller.Identity
 	if id != nil {
 		c := *id
 		nid = &c
+	} else {
+		nid = &caller.Identity{Requestor: caller.API}
 	}
 	u := sess.User
 	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sess.ID

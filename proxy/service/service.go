@@ -112,6 +112,11 @@ type Deps struct {
 	// UpstreamAllow restricts the addresses remote backends may reach
 	// (CIDRs and host names); empty allows all.
 	UpstreamAllow []string
+	// PublicURL is where clients reach this instance
+	// (https://api.example.com, no trailing slash needed); empty when not
+	// configured. Sign-in services build the URLs they hand to identity
+	// providers from it.
+	PublicURL string
 	// Access answers role-based access questions for API documents; nil
 	// in a stack without roles, where every caller reaches everything.
 	Access AccessChecker

@@ -92,17 +92,22 @@ const maxBodyRecords = 10000
 // present, its JSON body.
 func parseOptions(r *http.Request, maxRecords int) (*options, error) {
 	o := &options{}
-	params := map[string]any{}
+	var params map[string]any // nil: no parameters at all
 	if r.Body != nil && r.Body != http.NoBody {
+		params = map[string]any{}
 		if err := o.readBody(r.Body, params); err != nil {
 			return nil, err
 		}
 	}
 	// The query string wins over the body.
-	q := r.URL.Query()
-	for k, vs := range q {
-		if len(vs) > 0 {
-			params[k] = vs[len(vs)-1]
+	if r.URL.RawQuery != "" {
+		if params == nil {
+			params = map[string]any{}
+		}
+		for k, vs := range r.URL.Query() {
+			if len(vs) > 0 {
+				params[k] = vs[len(vs)-1]
+			}
 		}
 	}
 	return o, o.apply(params, maxRecords)
@@ -495,15 +500,26 @@ func sortedUnique(s []string) []string {
 // writeList writes names as DreamFactory lists resources:
 // {"resource":[{"name":…}]}, or {"resource":[…names]} with as_list=true.
 func writeList(w http.ResponseWriter, names []string, r *http.Request) error {
-	asList, _ := boolean("as_list", r.URL.Query().Get("as_list"))
-	if asList {
-		return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": names})
+	if r.URL.RawQuery != "" {
+		if asList, _ := boolean("as_list", r.URL.Query().Get("as_list")); asList {
+			return writeJSON(w, nameList[[]string]{names})
+		}
 	}
-	out := make([]map[string]string, len(names))
+	out := make([]namedResource, len(names))
 	for i, n := range names {
-		out[i] = map[string]string{"name": n}
+		out[i].Name = n
 	}
-	return writeJSON(w, map[string]any{"resource": out})
+	return writeJSON(w, nameList[[]namedResource]{out})
+}
+
+// nameList is DreamFactory's list envelope, {"resource": …}.
+type nameList[T any] struct {
+	Resource T `json:"resource"`
+}
+
+// namedResource is one entry of a resource list, {"name": …}.
+type namedResource struct {
+	Name string `json:"name"`
 }
 
 func writeJSON(w http.ResponseWriter, v any) error {

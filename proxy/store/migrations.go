@@ -19,6 +19,7 @@ func migrations() *migrate.Migrations {
 	// migration lives in its own NNNNNNNNNNNNNN_name.go file.
 	register20261122000001(m)
 	register20261125000001(m)
+	register20261125103000(m)
 	return m
 }
 

@@ -300,3 +300,14 @@ type Session struct {
 	ExpiresAt time.Time `bun:"expires_at,notnull" json:"expires_at"`
 	Revoked   bool      `bun:"revoked,notnull,default:false" json:"revoked"`
 }
+
+// UsedOnce marks a sign-in artefact (a SAML assertion or request id) as
+// consumed until it expires, so that it is refused a second time on every
+// instance.
+type UsedOnce struct {
+	bun.BaseModel `bun:"table:sign_in_used_once"`
+
+	// Key is a digest of what was used (64 hex characters).
+	Key       string    `bun:"key,pk,type:varchar(64)" json:"key"`
+	ExpiresAt time.Time `bun:"expires_at,notnull" json:"expires_at"`
+}
