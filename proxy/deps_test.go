@@ -44,6 +44,7 @@ var fronts = map[string][]string{
 	"handlers/script":    {"script/..."},                // runs event scripts
 	"proxy/scriptsvc":    {"script/..."},                // runs scripted services
 	"proxy/oidc":         {"proxy/user"},                // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
+	"proxy/ldap":         {"proxy/user"},                // a sign-in service, as proxy/oidc
 	"proxy/saml":         {"proxy/user"},                // a sign-in service, as proxy/oidc
 }
 

@@ -20,6 +20,7 @@ const (
 	GroupEmail        = "Email"
 	GroupNotification = "Notification"
 	GroupOAuth        = "OAuth"
+	GroupLDAP         = "LDAP"
 	GroupCache        = "Cache"
 	GroupIoT          = "IoT"
 	GroupSystem       = "System"
