@@ -359,4 +359,3 @@ func (b *buffer) Flush() {
 		f.Flush()
 	}
 }
-
