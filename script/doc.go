@@ -59,6 +59,62 @@
 // process's, every run in progress at that moment fails, not only the
 // culprit.
 //
+// External engines: nodejs, python3 and php run in long-lived worker
+// processes of their interpreter (node, python3, php on PATH, or the one
+// set with [SetInterpreter]), started on first use, at most [SetWorkers]
+// runs of one engine at once (DefaultWorkers; a run made from a
+// platform.api call of a running script passes the bound, so a chain
+// cannot wait on itself), never a process per request. They speak JSON
+// lines over stdin/stdout with a runner program embedded in this package
+// (runners/): the script sees event and platform as in Lua, as JSON;
+// platform.api calls come back over the pipe and run through the caller's
+// [Platform]. A run past its time limit kills its worker ("Script error:
+// time limit exceeded"); a worker that dies or breaks the protocol fails
+// its own run and is replaced on the next one. An engine whose interpreter
+// is missing fails with an error wrapping [ErrUnavailable] that names it
+// (the stage answers 503). Workers get an environment with PATH and LANG
+// only, and start in a private directory holding the runners.
+//
+// What each external sandbox holds, honestly:
+//
+//   - nodejs: node --experimental-permission (Node 20) with reads allowed
+//     only on the runner: no file reads or writes, no child processes, no
+//     worker threads, no native addons, whatever the script reaches. The
+//     permission model does not cover the network in Node 20, so the runner
+//     keeps it out of reach: scripts run in a vm context of their own (no
+//     require, no process, eval and new Function disabled, every object the
+//     script holds made in its own realm), fetch and the other network
+//     globals are removed, Module._load refuses every module once the
+//     runner is loaded, and process.binding, dlopen and kill are removed.
+//     The vm context is not a security boundary on its own; a script that
+//     escaped it would still meet the permission model, but could open a
+//     socket through a loaded module. Heap: --max-old-space-size=256 (an
+//     allocating script kills its worker only). Scripts are wrapped in an
+//     async function: top-level return and await work; platform.api calls
+//     are synchronous.
+//   - python3: python3 -I -S; scripts run with reduced builtins (no open,
+//     input, exit) whose __import__ gives only json, math, re, time,
+//     datetime, random, string, hashlib, base64, uuid, decimal, collections,
+//     itertools, functools, operator, copy, textwrap and urllib.parse; an
+//     audit hook (PEP 578, which cannot be removed) then refuses opening
+//     files, new imports, os.system, subprocess, exec/spawn/fork, kill,
+//     sockets, ctypes, mmap and changes to the file system, so a script that
+//     climbs out of its builtins (through __subclasses__) still meets it.
+//     The address space is capped at 1 GiB (RLIMIT_AS): an allocating
+//     script fails with MemoryError. event and its parts are dicts that
+//     also read as attributes (event.request.payload); a top-level return
+//     is allowed; raise ScriptAbort(403, "…") aborts.
+//   - php: php -n (no ini files, no optional extensions) with open_basedir
+//     on the runner directory, disable_functions for processes, network,
+//     DNS, file reads and writes, the environment and mail,
+//     disable_classes for the file and FFI classes, allow_url_fopen off and
+//     memory_limit 256M. A script sees $event (by reference) and $platform
+//     ($platform['api']->get(…), $platform['session']); throw new
+//     ScriptAbort(403, "…") (or any exception whose code is 400-599)
+//     aborts; echo output goes to the log.
+//
+// Script output (console.log, print, echo) goes to the debug log.
+//
 // Errors: error({status_code = 403, message = "…"}) in Lua and throw
 // {status_code: 403, message: "…"} in JavaScript are an [Abort] with that
 // status and message; any other failure is a [Failure] whose message

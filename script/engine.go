@@ -118,23 +118,29 @@ func Types() []TypeInfo {
 	out := []TypeInfo{
 		{Name: "lua", Label: "Lua", Description: "Lua 5.1 (gopher-lua), in-process and sandboxed.", Sandboxed: true},
 		{Name: "javascript", Label: "JavaScript", Description: "ECMAScript 5.1 and much of ES6+ (goja), in-process and sandboxed; v8js is accepted as a synonym.", Sandboxed: true},
-		{Name: "nodejs", Label: "Node.js", Description: "Node.js as an external interpreter; coming."},
-		{Name: "python3", Label: "Python 3", Description: "Python 3 as an external interpreter; coming."},
-		{Name: "php", Label: "PHP", Description: "PHP as an external interpreter; coming."},
+		{Name: "nodejs", Label: "Node.js", Description: "Node.js (node) in long-lived worker processes, with the permission model.", Sandboxed: true},
+		{Name: "python3", Label: "Python 3", Description: "Python 3 (python3) in long-lived worker processes, with an audit-hook sandbox.", Sandboxed: true},
+		{Name: "php", Label: "PHP", Description: "PHP (php) in long-lived worker processes, with open_basedir and disabled functions.", Sandboxed: true},
 	}
 	for i := range out {
 		_, out[i].Available = languages[out[i].Name]
+		if _, ext := extEngines[out[i].Name]; ext {
+			_, out[i].Available = Interpreter(out[i].Name)
+		}
 	}
 	return out
 }
 
 // Check compiles src as a script of type typ and returns the syntax error,
-// naming its line, if any. A type whose engine is not in-process is not
-// checked.
+// naming its line, if any. An external engine checks in its worker; one
+// that is not installed checks nothing.
 func Check(typ, src string) error {
 	l, ok := languages[canonical(typ)]
 	if !ok {
 		return nil
+	}
+	if c, ok := l.(interface{ check(src string) error }); ok {
+		return c.check(src)
 	}
 	_, err := l.compile("script", src)
 	return err
@@ -258,6 +264,9 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 		var a *Abort
 		if errors.As(err, &a) {
 			return Result{}, true, a
+		}
+		if errors.Is(err, ErrUnavailable) {
+			return Result{}, true, err
 		}
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return Result{}, true, &Failure{Message: ErrTimeLimit.Error(), Err: ErrTimeLimit}

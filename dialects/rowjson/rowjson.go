@@ -72,9 +72,10 @@ func (c *cell) Scan(src any) error {
 }
 
 // Rows reads a query's rows and writes them as JSON objects. Create it with
-// [New], advance it with [Rows.Next], then write the current row with
-// [Rows.AppendObject] or read it with [Rows.Value] and [Rows.Record]; or let
-// [Rows.WriteArray] do all of it. A Rows is not safe for concurrent use.
+// [New] (or [Plan.Rows]), advance it with [Rows.Next], then write the
+// current row with [Rows.AppendObject] or read it with [Rows.Value] and
+// [Rows.Record]; or let [Rows.WriteArray] do all of it. A Rows is not safe
+// for concurrent use.
 type Rows struct {
 	rows  *sql.Rows
 	kind  dialects.Kind
@@ -84,21 +85,36 @@ type Rows struct {
 	err   error
 }
 
+// Plan is how a query's result columns are written, worked out once from
+// their types. The results of one prepared statement (the same text on the
+// same schema) have the same columns, so its plan can be kept and reused
+// for every later result with [Plan.Rows], which saves reading and typing
+// the columns per query. A Plan never changes once made and is safe for
+// concurrent use.
+type Plan struct {
+	kind dialects.Kind
+	cols []column
+}
+
 // New prepares rows (from a query on an engine of kind) for encoding. It
 // reads the column types once; every row afterwards is scanned into the
 // same cells and encoded without maps or reflection.
 func New(kind dialects.Kind, rows *sql.Rows, opts Options) (*Rows, error) {
+	p, err := NewPlan(kind, rows, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Rows(rows), nil
+}
+
+// NewPlan works out the plan of rows' columns (from a query on an engine
+// of kind) with opts.
+func NewPlan(kind dialects.Kind, rows *sql.Rows, opts Options) (*Plan, error) {
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, fmt.Errorf("rowjson: column types: %w", err)
 	}
-	r := &Rows{
-		rows:  rows,
-		kind:  kind,
-		cols:  make([]column, len(types)),
-		cells: make([]cell, len(types)),
-		dest:  make([]any, len(types)),
-	}
+	p := &Plan{kind: kind, cols: make([]column, len(types))}
 	var only map[string]bool
 	if opts.Only != nil {
 		only = make(map[string]bool, len(opts.Only))
@@ -128,10 +144,23 @@ func New(kind dialects.Kind, rows *sql.Rows, opts Options) (*Rows, error) {
 		case dialects.MySQL:
 			col.codec = mysqlCodec(ct.DatabaseTypeName(), hint)
 		}
-		r.cols[i] = col
+		p.cols[i] = col
+	}
+	return p, nil
+}
+
+// Len returns the number of result columns of the plan.
+func (p *Plan) Len() int { return len(p.cols) }
+
+// Rows returns a reader of rows, a result of the statement p was made for
+// (the same columns in the same order), that encodes them by p.
+func (p *Plan) Rows(rows *sql.Rows) *Rows {
+	n := len(p.cols)
+	r := &Rows{rows: rows, kind: p.kind, cols: p.cols, cells: make([]cell, n), dest: make([]any, n)}
+	for i := range r.cells {
 		r.dest[i] = &r.cells[i]
 	}
-	return r, nil
+	return r
 }
 
 func sqliteCodec(col *column, decl string) {

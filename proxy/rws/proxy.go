@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -81,9 +82,32 @@ func New(cfg Config) (*Proxy, error) {
 		Transport:      tr,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
+		BufferPool:     copyBuffers,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	return p, nil
+}
+
+// copyBuffers lends the ReverseProxy its response copy buffers, which it
+// would otherwise allocate (32 KiB) for every response.
+var copyBuffers httputil.BufferPool = bufferPool{}
+
+// copyBufferSize is the size of one copy buffer, ReverseProxy's own.
+const copyBufferSize = 32 << 10
+
+// bufferPool is an [httputil.BufferPool] over a sync.Pool of fixed-size
+// arrays: a slice handed back converts to its array pointer without an
+// allocation.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
+
+func (bufferPool) Get() []byte { return buffers.Get().(*[copyBufferSize]byte)[:] }
+
+func (bufferPool) Put(b []byte) {
+	if cap(b) >= copyBufferSize {
+		buffers.Put((*[copyBufferSize]byte)(b[:copyBufferSize]))
+	}
 }
 
 // Close releases the proxy's idle upstream connections.

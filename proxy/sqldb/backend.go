@@ -59,6 +59,8 @@ type cachedSchema struct {
 	at time.Time
 	// columns caches, per table, the quoted list of all its columns.
 	columns sync.Map // *dialects.Table → string
+	// shapes caches, per table, the SQL of the fast reads (fast.go).
+	shapes sync.Map // *dialects.Table → *shape
 }
 
 var (

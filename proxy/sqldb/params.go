@@ -92,17 +92,22 @@ const maxBodyRecords = 10000
 // present, its JSON body.
 func parseOptions(r *http.Request, maxRecords int) (*options, error) {
 	o := &options{}
-	params := map[string]any{}
+	var params map[string]any // nil: no parameters at all
 	if r.Body != nil && r.Body != http.NoBody {
+		params = map[string]any{}
 		if err := o.readBody(r.Body, params); err != nil {
 			return nil, err
 		}
 	}
 	// The query string wins over the body.
-	q := r.URL.Query()
-	for k, vs := range q {
-		if len(vs) > 0 {
-			params[k] = vs[len(vs)-1]
+	if r.URL.RawQuery != "" {
+		if params == nil {
+			params = map[string]any{}
+		}
+		for k, vs := range r.URL.Query() {
+			if len(vs) > 0 {
+				params[k] = vs[len(vs)-1]
+			}
 		}
 	}
 	return o, o.apply(params, maxRecords)

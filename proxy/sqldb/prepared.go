@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -55,11 +56,10 @@ func (bs *binds) wrap(args []any) []any {
 	}
 	out := make([]any, len(args))
 	for i, a := range args {
-		switch a.(type) {
-		case nil, schema.QueryAppender, bun.Ident, bun.Safe:
-			out[i] = a
-		default:
+		if bindable(a) {
 			out[i] = bound{b: bs, v: a}
+		} else {
+			out[i] = a
 		}
 	}
 	return out
@@ -79,22 +79,64 @@ type stmtCache struct {
 type cachedStmt struct {
 	text string
 	stmt *sql.Stmt
+	// once marks a statement prepared while the cache was being dropped:
+	// it is not kept, and is closed once its query has started.
+	once bool
+	// plan is how the results of the statement are encoded, worked out
+	// on its first read (rows.go).
+	plan atomic.Pointer[readPlan]
+}
+
+// release closes a statement that is not kept in the cache, once the
+// query on it has started (an open result keeps it until closed).
+func (cs *cachedStmt) release() {
+	if cs.once {
+		cs.stmt.Close()
+	}
 }
 
 func newStmtCache(db *sql.DB) *stmtCache {
 	return &stmtCache{db: db, items: map[string]*list.Element{}}
 }
 
-// get returns the statement of text, preparing it on first use.
-func (c *stmtCache) get(ctx context.Context, text string) (*sql.Stmt, error) {
+// get returns the statement of text, preparing it on first use. The
+// caller calls release once its query has started.
+func (c *stmtCache) get(ctx context.Context, text string) (*cachedStmt, error) {
 	c.mu.Lock()
-	if el, ok := c.items[text]; ok && !c.done {
-		c.lru.MoveToFront(el)
-		s := el.Value.(*cachedStmt).stmt
-		c.mu.Unlock()
-		return s, nil
-	}
+	el, ok := c.items[text]
+	cs := c.hit(el, ok)
 	c.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	return c.prepare(ctx, text)
+}
+
+// getBytes is get for text in a buffer: the text is copied only when a
+// statement is prepared.
+func (c *stmtCache) getBytes(ctx context.Context, text []byte) (*cachedStmt, error) {
+	c.mu.Lock()
+	el, ok := c.items[string(text)]
+	cs := c.hit(el, ok)
+	c.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	return c.prepare(ctx, string(text))
+}
+
+// hit returns the statement of a cache entry found (ok) and marks it
+// used; nil when there is none. c.mu is held.
+func (c *stmtCache) hit(el *list.Element, ok bool) *cachedStmt {
+	if !ok || c.done {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*cachedStmt)
+}
+
+// prepare prepares text and keeps it (evicting the least recently used).
+func (c *stmtCache) prepare(ctx context.Context, text string) (*cachedStmt, error) {
 	stmt, err := c.db.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, err
@@ -102,24 +144,24 @@ func (c *stmtCache) get(ctx context.Context, text string) (*sql.Stmt, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
-		// Dropped meanwhile: use it once; Close waits for its rows.
-		defer stmt.Close()
-		return stmt, nil
+		// Dropped meanwhile: use it once (release closes it).
+		return &cachedStmt{text: text, stmt: stmt, once: true}, nil
 	}
 	if el, ok := c.items[text]; ok { // prepared twice at once: keep one
 		stmt.Close()
 		c.lru.MoveToFront(el)
-		return el.Value.(*cachedStmt).stmt, nil
+		return el.Value.(*cachedStmt), nil
 	}
-	c.items[text] = c.lru.PushFront(&cachedStmt{text: text, stmt: stmt})
+	cs := &cachedStmt{text: text, stmt: stmt}
+	c.items[text] = c.lru.PushFront(cs)
 	for c.lru.Len() > maxStatements {
-		old := c.lru.Back()
-		c.lru.Remove(old)
-		cs := old.Value.(*cachedStmt)
-		delete(c.items, cs.text)
-		cs.stmt.Close() // waits for rows still open on it
+		back := c.lru.Back()
+		c.lru.Remove(back)
+		old := back.Value.(*cachedStmt)
+		delete(c.items, old.text)
+		old.stmt.Close() // waits for rows still open on it
 	}
-	return stmt, nil
+	return cs, nil
 }
 
 // drop closes every statement (those in use once their rows are closed).
@@ -155,25 +197,52 @@ func (b *Backend) dropStatements() {
 
 // rows runs sq, built with values from bs wrapped (binds.wrap), as a
 // prepared statement of db's pool; in a transaction, as a one-off bound
-// query on it.
-func (q *tableReq) rows(ctx context.Context, db bun.IDB, sq *bun.SelectQuery, bs *binds) (*sql.Rows, error) {
-	text, err := sq.AppendQuery(q.db.QueryGen(), nil)
+// query on it. The statement is returned too (nil for a one-off query):
+// it keeps the plan of its results (newRowReader).
+func (q *tableReq) rows(ctx context.Context, db bun.IDB, sq *bun.SelectQuery, bs *binds) (*sql.Rows, *cachedStmt, error) {
+	buf := getBuf()
+	defer putBuf(buf)
+	text, err := sq.AppendQuery(q.db.QueryGen(), (*buf)[:0])
+	*buf = text
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	if d, ok := db.(*bun.DB); ok {
+		cs, err := q.b.statements(d.DB).getBytes(ctx, text)
+		return queryStmt(ctx, cs, err, bs.vals)
+	}
+	return q.query(ctx, db, string(text), bs.vals)
+}
+
+// query runs text with vals bound, as rows does.
+func (q *tableReq) query(ctx context.Context, db bun.IDB, text string, vals []any) (*sql.Rows, *cachedStmt, error) {
 	switch d := db.(type) {
 	case *bun.DB:
-		stmt, err := q.b.statements(d.DB).get(ctx, string(text))
-		if err != nil {
-			return nil, err
-		}
-		return stmt.QueryContext(ctx, bs.vals...)
+		cs, err := q.b.statements(d.DB).get(ctx, text)
+		return queryStmt(ctx, cs, err, vals)
 	case bun.Tx:
-		return d.Tx.QueryContext(ctx, string(text), bs.vals...)
+		rows, err := d.Tx.QueryContext(ctx, text, vals...)
+		return rows, nil, err
 	case bun.Conn:
-		return d.Conn.QueryContext(ctx, string(text), bs.vals...)
+		rows, err := d.Conn.QueryContext(ctx, text, vals...)
+		return rows, nil, err
 	}
-	return db.QueryContext(ctx, string(text), bs.vals...)
+	rows, err := db.QueryContext(ctx, text, vals...)
+	return rows, nil, err
+}
+
+// queryStmt runs the prepared statement cs (or returns err, the failure
+// to get it) with vals.
+func queryStmt(ctx context.Context, cs *cachedStmt, err error, vals []any) (*sql.Rows, *cachedStmt, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := cs.stmt.QueryContext(ctx, vals...)
+	cs.release()
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, cs, nil
 }
 
 // newBinds returns the collector for a query on kind.
@@ -193,11 +262,12 @@ func (q *tableReq) exec(ctx context.Context, db bun.IDB, query string, args []an
 	text, vals := q.bound(query, args)
 	switch d := db.(type) {
 	case *bun.DB:
-		stmt, err := q.b.statements(d.DB).get(ctx, text)
+		cs, err := q.b.statements(d.DB).get(ctx, text)
 		if err != nil {
 			return nil, err
 		}
-		return stmt.ExecContext(ctx, vals...)
+		defer cs.release()
+		return cs.stmt.ExecContext(ctx, vals...)
 	case bun.Tx:
 		return d.Tx.ExecContext(ctx, text, vals...)
 	case bun.Conn:
@@ -211,11 +281,12 @@ func (q *tableReq) queryRow(ctx context.Context, db bun.IDB, query string, args 
 	text, vals := q.bound(query, args)
 	switch d := db.(type) {
 	case *bun.DB:
-		stmt, err := q.b.statements(d.DB).get(ctx, text)
+		cs, err := q.b.statements(d.DB).get(ctx, text)
 		if err != nil {
 			return err
 		}
-		return stmt.QueryRowContext(ctx, vals...).Scan(dest...)
+		defer cs.release()
+		return cs.stmt.QueryRowContext(ctx, vals...).Scan(dest...)
 	case bun.Tx:
 		return d.Tx.QueryRowContext(ctx, text, vals...).Scan(dest...)
 	case bun.Conn:

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/uptrace/bun"
 
@@ -244,12 +245,12 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 	}
 	qu.limit = o.limit + 1 // one more tells whether a next page exists
 	bs := newBinds(q.kind)
-	rows, err := q.rows(ctx, q.db, q.build(q.db, qu, bs), bs)
+	rows, cs, err := q.rows(ctx, q.db, q.build(q.db, qu, bs), bs)
 	if err != nil {
 		return q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(q.kind, rows, qu.sel.visible, qu.sel.hints)
+	rr, err := newRowReader(q.kind, rows, cs, qu.sel.visible, qu.sel.hints)
 	if err != nil {
 		return q.b.dbError(err)
 	}
@@ -275,7 +276,10 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 		if err := q.loadRelations(ctx, q.db, rels, page.rows, qu.sel); err != nil {
 			return err
 		}
-		cw := &chunkWriter{w: w, buf: make([]byte, 0, flushSize+4096)}
+		pb := getBuf()
+		defer putBuf(pb)
+		cw := &chunkWriter{w: w, buf: (*pb)[:0]}
+		defer func() { *pb = cw.buf }()
 		cw.buf = append(cw.buf, `{"resource":[`...)
 		for i, pr := range page.rows {
 			if i > 0 {
@@ -299,8 +303,10 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
 func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta func(int) []byte) error {
-	buf := make([]byte, 0, flushSize+4096)
-	buf = append(buf, `{"resource":[`...)
+	pb := getBuf()
+	defer putBuf(pb)
+	buf := append((*pb)[:0], `{"resource":[`...)
+	defer func() { *pb = buf }() // keep what it grew to
 	started := false
 	defer rr.Close() // released before the last write
 	n := 0
@@ -526,12 +532,12 @@ func (q *tableReq) fetchByKeys(ctx context.Context, db bun.IDB, cols []*dialects
 	qu := &query{sel: sel, cond: cond, args: args}
 	qu.order, qu.oargs = q.defaultOrder()
 	bs := newBinds(q.kind)
-	rows, err := q.rows(ctx, db, q.build(db, qu, bs), bs)
+	rows, cs, err := q.rows(ctx, db, q.build(db, qu, bs), bs)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(q.kind, rows, sel.visible, sel.hints)
+	rr, err := newRowReader(q.kind, rows, cs, sel.visible, sel.hints)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}
@@ -606,6 +612,32 @@ func findRecord(recs map[string][]byte, key []any) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// maxPooledBuf is the largest buffer put back in bufPool: a buffer grown
+// for a larger page is left to the garbage collector, so one huge page
+// does not pin its memory.
+const maxPooledBuf = 256 << 10
+
+// bufPool holds the buffers responses and query texts are built in.
+var bufPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, flushSize+4096)
+	return &b
+}}
+
+// getBuf returns an empty buffer from the pool; putBuf gives it back.
+func getBuf() *[]byte {
+	b := bufPool.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// putBuf returns b to the pool unless it grew beyond maxPooledBuf.
+func putBuf(b *[]byte) {
+	if cap(*b) > maxPooledBuf {
+		return
+	}
+	bufPool.Put(b)
 }
 
 // chunkWriter writes a response in pieces of about flushSize bytes; the

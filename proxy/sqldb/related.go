@@ -212,7 +212,7 @@ func (q *tableReq) loadRelation(ctx context.Context, db bun.IDB, rl *relLoad, ke
 		return nil, q.b.dbError(err)
 	}
 	defer rows.Close()
-	rr, err := newRowReader(q.kind, rows, visible, rt)
+	rr, err := newRowReader(q.kind, rows, nil, visible, rt)
 	if err != nil {
 		return nil, q.b.dbError(err)
 	}

@@ -20,17 +20,40 @@ type rowReader struct {
 	ncols   int
 }
 
+// readPlan is the encoding of a prepared statement's results for one
+// reader: the first visible columns written, with the types of hints.
+type readPlan struct {
+	visible int
+	hints   *dialects.Table
+	p       *rowjson.Plan
+}
+
 // newRowReader wraps rows of a query on table (nil when not one table).
-func newRowReader(kind dialects.Kind, rows *sql.Rows, visible int, table *dialects.Table) (*rowReader, error) {
-	rj, err := rowjson.New(kind, rows, rowjson.Options{Table: table, Visible: visible})
-	if err != nil {
-		return nil, err
+// When rows come from cs, a prepared statement, the plan of its columns is
+// worked out on its first read and reused afterwards: the statement's text
+// fixes its columns, and the statement lives no longer than the schema it
+// was built from (InvalidateSchema drops both).
+func newRowReader(kind dialects.Kind, rows *sql.Rows, cs *cachedStmt, visible int, table *dialects.Table) (*rowReader, error) {
+	var p *rowjson.Plan
+	if cs != nil {
+		if rp := cs.plan.Load(); rp != nil && rp.visible == visible && rp.hints == table {
+			p = rp.p
+		}
 	}
-	n := len(rj.Columns())
+	if p == nil {
+		var err error
+		if p, err = rowjson.NewPlan(kind, rows, rowjson.Options{Table: table, Visible: visible}); err != nil {
+			return nil, err
+		}
+		if cs != nil {
+			cs.plan.Store(&readPlan{visible: visible, hints: table, p: p})
+		}
+	}
+	n := p.Len()
 	if visible < 0 || visible > n {
 		visible = n
 	}
-	return &rowReader{rj: rj, rows: rows, visible: visible, ncols: n}, nil
+	return &rowReader{rj: p.Rows(rows), rows: rows, visible: visible, ncols: n}, nil
 }
 
 // Close releases the rows and their database connection; it may be called
@@ -55,8 +78,10 @@ func (r *rowReader) Value(i int) any { return r.rj.Value(i) }
 
 // keyOf returns a canonical text for values, equal for equal keys whatever
 // Go type the driver used.
-func keyOf(vals ...any) string {
-	var b []byte
+func keyOf(vals ...any) string { return string(appendKey(nil, vals...)) }
+
+// appendKey appends keyOf's text of vals to b.
+func appendKey(b []byte, vals ...any) []byte {
 	for i, v := range vals {
 		if i > 0 {
 			b = append(b, 0)
@@ -97,5 +122,5 @@ func keyOf(vals ...any) string {
 			b = append(b, j...)
 		}
 	}
-	return string(b)
+	return b
 }

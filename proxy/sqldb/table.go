@@ -72,8 +72,8 @@ func (b *Backend) serveTable(w http.ResponseWriter, r *http.Request, verb string
 				return apierr.NotFound("Table \"%s\" does not exist in the database.", rest[0])
 			}
 		}
-		q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts,
-			res: newResolver(s, t, g), full: newResolver(s, t, nil)}
+		rs := &[2]resolver{*newResolver(s, t, g), *newResolver(s, t, nil)} // one allocation
+		q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts, res: &rs[0], full: &rs[1]}
 		err = q.dispatch(ctx, w, verb, rest)
 		// A read that met a table or column that is gone runs once more on
 		// the schema read anew (writes do not: part of a batch may have
@@ -96,6 +96,9 @@ func (q *tableReq) dispatch(ctx context.Context, w http.ResponseWriter, verb str
 		id := rest[1]
 		switch verb {
 		case http.MethodGet:
+			if ok, err := q.fastGetByID(ctx, w, id); ok {
+				return err
+			}
 			return q.getByID(ctx, w, id)
 		case http.MethodPost:
 			return apierr.BadRequest("Create record by identifier not currently supported.")
@@ -110,6 +113,9 @@ func (q *tableReq) dispatch(ctx context.Context, w http.ResponseWriter, verb str
 	}
 	switch verb {
 	case http.MethodGet:
+		if ok, err := q.fastPage(ctx, w); ok {
+			return err
+		}
 		return q.get(ctx, w)
 	case http.MethodPost:
 		return q.create(ctx, w)

@@ -1,0 +1,242 @@
+package sqldb
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/proxy/apierr"
+)
+
+// Fast paths for the two commonest reads: a record by its primary key
+// (GET _table/{table}/{id}) and a plain page (GET _table/{table} with at
+// most limit and offset). Their SQL text is built once per table and
+// schema (shapeOf), the plan of their result columns once per prepared
+// statement (newRowReader), every value is bound, a read by key has no
+// ORDER BY and no map, and the answer is written from a pooled buffer.
+// They answer exactly as the general path does (get, getByID); whenever a
+// request uses anything they do not handle (fields, related, id_field,
+// filters, order, counts, a role's field list or record filter) the
+// general path answers instead.
+
+// shape is the SQL of one table's fast reads, built once per schema.
+type shape struct {
+	// byID reads the record with a key: every column, WHERE each key
+	// column = a parameter. Empty when the table has no primary key or a
+	// key column is of a type fastKeyType leaves to the general path.
+	byID string
+	// keyAt is the index of each key column among the result columns.
+	keyAt []int
+	// keyCols are the key columns, in key order.
+	keyCols []*dialects.Column
+	// page reads a page: every column, ordered by the primary key, LIMIT
+	// and OFFSET parameters.
+	page string
+}
+
+// shapeOf returns the fast reads' SQL of q's table, cached with the schema.
+func (q *tableReq) shapeOf() *shape {
+	c := q.b.schema.Load()
+	if c != nil && c.s == q.schema {
+		if v, ok := c.shapes.Load(q.table); ok {
+			return v.(*shape)
+		}
+	} else {
+		c = nil // an older schema than the cached one: build, do not keep
+	}
+	sh := q.buildShape()
+	if c != nil {
+		c.shapes.Store(q.table, sh)
+	}
+	return sh
+}
+
+// buildShape builds the SQL of the fast reads with the general path's own
+// builders, so that the text is the general one's without what a fast
+// read does not need.
+func (q *tableReq) buildShape() *shape {
+	t := q.table
+	sh := &shape{}
+	all := &selection{expr: "?", args: []any{bun.Safe(q.b.allColumns(q.db, t))}, visible: len(t.Columns), hints: t}
+	gen := q.db.QueryGen()
+	// The page: ORDER BY the key, then bound LIMIT and OFFSET.
+	qu := &query{sel: all}
+	qu.order, qu.oargs = q.defaultOrder()
+	text, err := q.build(q.db, qu, nil).AppendQuery(gen, nil)
+	if err == nil {
+		if q.kind == dialects.Postgres {
+			text = append(text, " LIMIT $1 OFFSET $2"...)
+		} else {
+			text = append(text, " LIMIT ? OFFSET ?"...)
+		}
+		sh.page = string(text)
+	}
+	// By key.
+	if len(t.PrimaryKey) == 0 {
+		return sh
+	}
+	for _, name := range t.PrimaryKey {
+		c := t.Column(name)
+		if c == nil || !fastKeyType(c.Type) {
+			return sh
+		}
+		at := -1
+		for i, tc := range t.Columns {
+			if tc == c {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			return sh
+		}
+		sh.keyCols = append(sh.keyCols, c)
+		sh.keyAt = append(sh.keyAt, at)
+	}
+	placeholders := make([]any, len(sh.keyCols))
+	for i := range placeholders {
+		placeholders[i] = int64(0) // any value: only its placeholder is written
+	}
+	cond, args := q.keyCond(sh.keyCols, [][]any{placeholders})
+	bs := newBinds(q.kind)
+	text, err = q.build(q.db, &query{sel: all, cond: cond, args: args}, bs).AppendQuery(gen, nil)
+	if err != nil {
+		sh.keyCols, sh.keyAt = nil, nil
+		return sh
+	}
+	sh.byID = string(text)
+	return sh
+}
+
+// fastKeyType reports whether a key column of type t surely reads back as
+// the general path reads it (there as a hidden column, without the
+// table's type hints): integers, text and UUIDs.
+func fastKeyType(t dialects.FieldType) bool {
+	return t.IsInteger() || t.IsText() || t == dialects.TypeUUID
+}
+
+// plain reports whether the request reads whole records with nothing the
+// fast paths leave to the general one: no field list, relations or
+// id_field, and a grant without a field list or record filter.
+func (q *tableReq) plain() bool {
+	o := q.opts
+	return (o.fields == "" || o.fields == "*") && strings.TrimSpace(o.related) == "" &&
+		strings.TrimSpace(o.idField) == "" && q.rowCond == "" &&
+		(q.grant == nil || len(q.grant.Fields) == 0)
+}
+
+// fastGetByID answers GET _table/{table}/{id} as getByID does; ok is false
+// when the request is not one it handles.
+func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id string) (bool, error) {
+	if !q.plain() {
+		return false, nil
+	}
+	sh := q.shapeOf()
+	if sh.byID == "" {
+		return false, nil
+	}
+	key, err := pathKey(sh.keyCols, id)
+	if err != nil {
+		return true, err
+	}
+	for _, v := range key {
+		if !bindable(v) {
+			return false, nil // written into the text by the general path (a decimal)
+		}
+	}
+	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
+	if err != nil {
+		return true, q.b.dbError(err)
+	}
+	defer rows.Close()
+	rr, err := newRowReader(q.kind, rows, cs, len(q.table.Columns), q.table)
+	if err != nil {
+		return true, q.b.dbError(err)
+	}
+	pb := getBuf()
+	defer putBuf(pb)
+	buf := (*pb)[:0]
+	defer func() { *pb = buf }()
+	// The record whose key reads back as the one asked (as findRecord
+	// matches): exactly, else ignoring case.
+	var wantBuf, gotBuf [64]byte
+	want := appendKey(wantBuf[:0], key...)
+	found, exact := -1, false
+	kv := make([]any, len(sh.keyAt))
+	for !exact {
+		ok, err := rr.Next()
+		if err != nil {
+			return true, q.b.dbError(err)
+		}
+		if !ok {
+			break
+		}
+		for i, at := range sh.keyAt {
+			kv[i] = rr.Value(at)
+		}
+		got := appendKey(gotBuf[:0], kv...)
+		switch {
+		case bytes.Equal(got, want):
+			exact = true
+		case found < 0 && bytes.EqualFold(got, want):
+		default:
+			continue
+		}
+		buf = rr.AppendObject(buf[:0])
+		found = len(buf)
+	}
+	if err := rr.Close(); err != nil {
+		return true, q.b.dbError(err)
+	}
+	if found < 0 {
+		return true, apierr.NotFound("Record with identifier '%s' not found.", id)
+	}
+	buf = append(buf, '\n')
+	return true, writeRaw(w, buf)
+}
+
+// bindable reports whether v is a value binds.wrap binds (not one bun
+// writes into the query text).
+func bindable(v any) bool {
+	switch v.(type) {
+	case nil, schema.QueryAppender, bun.Ident, bun.Safe:
+		return false
+	}
+	return true
+}
+
+// fastPage answers GET _table/{table} as get does when it asks for at most
+// a limit and an offset; ok is false when the request is not one it
+// handles.
+func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, error) {
+	o := q.opts
+	if !q.plain() || o.idsGiven || len(o.records) > 0 || o.filter != "" || o.order != "" ||
+		o.group != "" || o.having != "" || o.countOnly || o.includeCount || o.limit < 1 {
+		return false, nil
+	}
+	sh := q.shapeOf()
+	if sh.page == "" {
+		return false, nil
+	}
+	rows, cs, err := q.query(ctx, q.db, sh.page, []any{int64(o.limit) + 1, int64(o.offset)})
+	if err != nil {
+		return true, q.b.dbError(err)
+	}
+	defer rows.Close()
+	rr, err := newRowReader(q.kind, rows, cs, len(q.table.Columns), q.table)
+	if err != nil {
+		return true, q.b.dbError(err)
+	}
+	return true, q.stream(w, rr, o.limit, func(n int) []byte {
+		if n <= o.limit {
+			return nil
+		}
+		return append(strconv.AppendInt([]byte(`,"meta":{"next":`), int64(o.offset+o.limit), 10), '}')
+	})
+}
