@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
@@ -19,6 +20,15 @@ type Options struct {
 	Connectors func() []*logship.Connector
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// FindByContext makes the tap put its event in the request's context
+	// for Observe when a connector ships _platform.session. Without it
+	// (the default), Observe finds the event through the response
+	// writer's Unwrap chain, which costs no allocation but needs every
+	// stage between the tap and Observe that wraps the writer to offer
+	// Unwrap() http.ResponseWriter (as http.ResponseController expects,
+	// and as Portcullis's stages do). Set it for a stack with a stage
+	// that does not; it costs two allocations per request.
+	FindByContext bool
 }
 
 // Static returns a Connectors function for a fixed list, for a stack
@@ -30,11 +40,36 @@ func Static(conns ...*logship.Connector) func() []*logship.Connector {
 type key struct{}
 
 // tap is one request's event with the writer and body reader that fill
-// it in: one allocation per tapped request.
+// it in. Taps are recycled: the last connector done with the event puts
+// it back in the pool, with its body buffers, so that a request costs no
+// allocation once the pool is warm.
 type tap struct {
-	ev logship.Event
-	w  writer
-	rb reader
+	ev      logship.Event
+	w       writer
+	rb      reader
+	recycle func(*logship.Event)
+}
+
+var taps sync.Pool
+
+// getTap takes a tap from the pool, or makes one.
+func getTap() *tap {
+	if t, ok := taps.Get().(*tap); ok {
+		return t
+	}
+	t := new(tap)
+	t.recycle = func(*logship.Event) { t.reset(); taps.Put(t) }
+	return t
+}
+
+// reset empties a tap whose event every connector is done with, keeping
+// its body buffers.
+func (t *tap) reset() {
+	reqData, respData := t.ev.Request.Data[:0], t.ev.Response.Data[:0]
+	t.w = writer{}
+	t.rb = reader{}
+	t.ev = logship.Event{}
+	t.ev.Request.Data, t.ev.Response.Data = reqData, respData
 }
 
 // New returns the stage.
@@ -57,8 +92,9 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			for _, c := range conns {
 				needs = needs.Merge(c.Needs())
 			}
-			t := &tap{}
+			t := getTap()
 			ev := &t.ev
+			ev.Recycle(t.recycle)
 			ev.Time = now()
 			ev.RequestID = caller.RequestID(r.Context())
 			ev.Path, ev.Query = r.URL.Path, r.URL.RawQuery
@@ -66,15 +102,19 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			ev.RemoteAddr = r.RemoteAddr
 			ev.Request.ContentType = r.Header.Get("Content-Type")
 			ev.Request.Size = max(r.ContentLength, 0)
+			body := r.Body
 			if needs.RequestBody > 0 && r.Body != nil && r.Body != http.NoBody {
 				t.rb = reader{ReadCloser: r.Body, body: &ev.Request, limit: needs.RequestBody}
 				r.Body = &t.rb
 			}
-			t.w = writer{ResponseWriter: w, body: &ev.Response, limit: needs.ResponseBody}
-			if needs.Identity {
+			t.w = writer{ResponseWriter: w, body: &ev.Response, limit: needs.ResponseBody, ev: ev}
+			if needs.Identity && opts.FindByContext {
 				r = r.WithContext(context.WithValue(r.Context(), key{}, ev))
 			}
 			next.ServeHTTP(&t.w, r)
+			if r.Body == &t.rb {
+				r.Body = body // the request keeps no reference to the recycled tap
+			}
 			ev.Duration = now().Sub(ev.Time)
 			ev.Method = r.Method
 			ev.Status = t.w.status
@@ -85,6 +125,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			for _, c := range conns {
 				c.Ship(ev)
 			}
+			ev.Release()
 		})
 	}, nil
 }
@@ -96,7 +137,11 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 func Observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if ev, ok := ctx.Value(key{}).(*logship.Event); ok {
+		ev := find(w)
+		if ev == nil {
+			ev, _ = ctx.Value(key{}).(*logship.Event)
+		}
+		if ev != nil {
 			ev.Identity = caller.IdentityFrom(ctx)
 			if t := service.TargetFrom(ctx); t != nil && t.Service != nil {
 				ev.Service, ev.Resource = t.Service.Name, t.Resource
@@ -106,12 +151,28 @@ func Observe(next http.Handler) http.Handler {
 	})
 }
 
+// find returns the event of the tap's writer below w, following Unwrap.
+func find(w http.ResponseWriter) *logship.Event {
+	for range 32 {
+		switch x := w.(type) {
+		case *writer:
+			return x.ev
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
 // writer records the status and the start of the response body.
 type writer struct {
 	http.ResponseWriter
 	status int
 	body   *logship.Body
 	limit  int
+	ev     *logship.Event
 }
 
 func (w *writer) WriteHeader(code int) {

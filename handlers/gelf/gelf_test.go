@@ -292,3 +292,124 @@ func (r *rewind) Read(p []byte) (int, error) {
 	return n, nil
 }
 func (r *rewind) Close() error { return nil }
+
+// opaque wraps the response writer without Unwrap, as a third-party stage
+// might.
+func opaque(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(struct{ http.ResponseWriter }{w}, r)
+	})
+}
+
+// TestRecycledEvents sends many concurrent requests, each with a body and
+// a caller of its own, through a tap whose events are recycled, and
+// checks that every message carries its own request's path, body, status
+// and caller: an event reused too early would mix them up. Observe finds
+// the event through the writer chain, or through the context when a
+// stage in between hides the chain (FindByContext).
+func TestRecycledEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		byContext bool
+		between   func(http.Handler) http.Handler
+		identity  bool
+	}{
+		{"writer chain", false, func(h http.Handler) http.Handler { return h }, true},
+		{"context", true, opaque, true},
+		{"chain hidden", false, opaque, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := &memory{msgs: make(chan *gogelf.Message, 1000)}
+			msgs := mem.msgs
+			c, err := logship.New(logship.Config{Protocol: "http", Queue: 4096, Context: []string{"_event", "_platform.session.user"}},
+				logship.Options{Transport: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			tap, err := gelf.New(gelf.Options{Connectors: gelf.Static(c), FindByContext: tc.byContext})
+			if err != nil {
+				t.Fatal(err)
+			}
+			perUser := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := r.URL.Query().Get("n")
+				id := &caller.Identity{UserID: 1, UserEmail: "user" + n + "@example.com"}
+				gelf.Observe(backend).ServeHTTP(w, r.WithContext(caller.WithIdentity(r.Context(), id)))
+			})
+			h := handlers.Chain(tap, tc.between)(perUser)
+			const n = 200
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s := itoa(i)
+					req := httptest.NewRequest(http.MethodPost, "/api/v2/svc/item"+s+"?n="+s, strings.NewReader(`{"n":"`+s+`"}`))
+					req.Header.Set("Content-Type", "application/json")
+					h.ServeHTTP(httptest.NewRecorder(), req)
+				}()
+			}
+			wg.Wait()
+			seen := map[string]bool{}
+			for range n {
+				m := recv(t, msgs)
+				ev := m.Extra["_event"].(map[string]any)
+				req := ev["request"].(map[string]any)
+				uri := req["uri"].(string)
+				s := strings.TrimPrefix(uri, "/api/v2/svc/item")
+				if content, _ := req["content"].(map[string]any); content["n"] != s {
+					t.Errorf("%s: request content %v", uri, req["content"])
+				}
+				if content, _ := ev["response"].(map[string]any)["content"].(map[string]any); content["n"] != s {
+					t.Errorf("%s: response content %v", uri, ev["response"])
+				}
+				if p, _ := req["parameters"].(map[string]any); p["n"] != s {
+					t.Errorf("%s: parameters %v", uri, p)
+				}
+				platform, _ := m.Extra["_platform"].(map[string]any)
+				session, _ := platform["session"].(map[string]any)
+				user, _ := session["user"].(map[string]any)
+				if tc.identity && (user == nil || user["email"] != "user"+s+"@example.com") {
+					t.Errorf("%s: user %v", uri, user)
+				}
+				if !tc.identity && user != nil {
+					t.Errorf("%s: a user without a way to find the event: %v", uri, user)
+				}
+				seen[s] = true
+			}
+			if len(seen) != n {
+				t.Errorf("%d distinct requests shipped, want %d", len(seen), n)
+			}
+		})
+	}
+}
+
+// memory is a transport that hands each message, encoded and decoded
+// again as a collector would read it, to a channel.
+type memory struct{ msgs chan *gogelf.Message }
+
+func (m *memory) Send(msg *gogelf.Message) error {
+	raw, err := logship.MarshalMessage(msg)
+	if err != nil {
+		return err
+	}
+	var back gogelf.Message
+	if err := back.UnmarshalJSON(raw); err != nil {
+		return err
+	}
+	m.msgs <- &back
+	return nil
+}
+
+func (m *memory) Close() error { return nil }
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}

@@ -322,10 +322,12 @@ func (c *Connector) Ship(ev *Event) bool {
 	} else if lvl, _ := c.level(ev); lvl > c.min {
 		return false
 	}
+	ev.hold()
 	select {
 	case c.queue <- ev:
 		return true
 	default:
+		ev.Release()
 		c.dropped.Add(1)
 		if c.mDropped != nil {
 			c.mDropped.Inc()
@@ -395,7 +397,9 @@ func (c *Connector) run() {
 
 func (c *Connector) send(ev *Event) {
 	lvl, mapped := c.level(ev)
-	err := c.transport.Send(c.message(ev, lvl, mapped))
+	m := c.message(ev, lvl, mapped)
+	ev.Release() // the message holds copies of what it ships
+	err := c.transport.Send(m)
 	if err == nil {
 		c.sent.Add(1)
 		if c.mSent != nil {

@@ -16,10 +16,17 @@
 // [Redacted]. Bodies longer than the connector's content limit are cut
 // and the message says so.
 //
-// Transports: "gelf" is GELF over UDP, compressed (gzip by default) and
-// chunked (gopkg.in/Graylog2/go-gelf.v2); "udp" the same message
-// uncompressed, chunked when large; "tcp" GELF over TCP (NUL-terminated
-// JSON on one connection, redialled after an error). The "http" protocol
+// Transports: "gelf" is GELF over UDP, compressed (gzip by default, with
+// pooled compressors) and chunked; "udp" the same message uncompressed,
+// chunked when large; "tcp" GELF over TCP (NUL-terminated JSON on one
+// connection, redialled after an error). Messages are go-gelf's
+// (gopkg.in/Graylog2/go-gelf.v2) type, written by this package's
+// [Encoder], which always writes the level (go-gelf's own encoder leaves
+// out level 0, EMERGENCY, which a collector then reads as ALERT).
+//
+// A stage may recycle its events (see [Event.Recycle]): each connector
+// that queues an event holds it until it has built the message, so that
+// a request costs no allocation once the stage's pool is warm. The "http" protocol
 // needs an HTTP client, which this engine does not hold: its caller passes
 // a [Transport] (proxy/logstash does).
 //

@@ -2,6 +2,7 @@ package logship
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
@@ -47,6 +48,37 @@ type Event struct {
 	Message  string
 	Level    Level
 	HasLevel bool
+
+	// refs counts the holders of a recycled event (see Recycle).
+	refs    atomic.Int32
+	release func(*Event)
+}
+
+// Recycle makes ev a recycled event: fn is called once the caller and
+// every connector the event was shipped to are done with it, so that the
+// caller can reuse it (from a sync.Pool, say). The caller holds one
+// reference from now on, and gives it up with Release once it has
+// shipped the event; each connector that queues the event holds another
+// until it has sent it. An event that is not recycled needs no Release.
+func (e *Event) Recycle(fn func(*Event)) {
+	e.release = fn
+	e.refs.Store(1)
+}
+
+// Release gives up one reference to a recycled event; the last one calls
+// the function given to Recycle. It does nothing for an event that is not
+// recycled.
+func (e *Event) Release() {
+	if e.release != nil && e.refs.Add(-1) == 0 {
+		e.release(e)
+	}
+}
+
+// hold takes a reference for a connector's queue.
+func (e *Event) hold() {
+	if e.release != nil {
+		e.refs.Add(1)
+	}
 }
 
 // Body is a request or response body as captured: its content type, its

@@ -2,10 +2,11 @@ package logship
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -34,16 +35,9 @@ func Dial(cfg Config, dial DialFunc) (Transport, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	switch cfg.Protocol {
 	case ProtocolGELF:
-		ct := gelf.CompressGzip
-		switch cfg.Compression {
-		case "zlib":
-			ct = gelf.CompressZlib
-		case "none":
-			ct = gelf.CompressNone
-		}
-		return &udpTransport{addr: addr, dial: dial, timeout: cfg.Timeout, compression: ct}, nil
+		return &udpTransport{addr: addr, dial: dial, timeout: cfg.Timeout, compression: cfg.Compression}, nil
 	case ProtocolUDP:
-		return &udpTransport{addr: addr, dial: dial, timeout: cfg.Timeout, compression: gelf.CompressNone}, nil
+		return &udpTransport{addr: addr, dial: dial, timeout: cfg.Timeout, compression: "none"}, nil
 	case ProtocolTCP:
 		return &tcpTransport{addr: addr, dial: dial, timeout: cfg.Timeout}, nil
 	}
@@ -66,24 +60,39 @@ func (b *backoff) failed() {
 
 func (b *backoff) ok() { b.delay, b.next = 0, time.Time{} }
 
-// udpTransport is GELF over UDP with go-gelf's writer: compressed (or
-// not), split in GELF chunks of 1420 bytes when longer, at most 128.
+// ChunkSize is the largest datagram sent (GELF chunks included), as
+// go-gelf and Graylog's clients use; MaxChunks the most chunks of one
+// message, as the GELF specification allows.
+const (
+	ChunkSize = 1420
+	MaxChunks = 128
+)
+
+const chunkData = ChunkSize - 12 // 2 magic bytes, 8 of id, sequence, count
+
+// udpTransport is GELF over UDP: each message compressed (gzip or zlib,
+// with pooled compressors) or not, split in GELF chunks when longer than
+// one datagram. It keeps its buffers between messages.
 type udpTransport struct {
 	addr        string
 	dial        DialFunc
 	timeout     time.Duration
-	compression gelf.CompressType
-	w           *gelf.UDPWriter
+	compression string // gzip, zlib or none
+	conn        net.Conn
+	enc         Encoder
+	plain, z    bytes.Buffer
+	chunk       [ChunkSize]byte
+	id          uint64
 	backoff
 }
 
 func (t *udpTransport) Send(m *gelf.Message) error {
-	if t.w == nil {
+	if t.conn == nil {
 		if t.wait() {
 			return ErrBackoff
 		}
-		// Dial once through dial (allow list, resolution), then hand the
-		// resolved address to go-gelf's writer, which dials it itself.
+		// A connected UDP socket, dialled through dial (allow list,
+		// resolution).
 		ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
 		c, err := t.dial(ctx, "udp", t.addr)
 		cancel()
@@ -91,29 +100,60 @@ func (t *udpTransport) Send(m *gelf.Message) error {
 			t.failed()
 			return fmt.Errorf("logship: %w", err)
 		}
-		remote := c.RemoteAddr().String()
-		_ = c.Close()
-		w, err := gelf.NewUDPWriter(remote)
-		if err != nil {
-			t.failed()
-			return fmt.Errorf("logship: %w", err)
-		}
-		w.CompressionType = t.compression
-		w.CompressionLevel = flate.BestSpeed
-		t.w = w
+		t.conn = c
+		t.id = rand.Uint64()
 		t.ok()
 	}
-	if err := t.w.WriteMessage(m); err != nil {
+	t.plain.Reset()
+	if err := t.enc.Encode(&t.plain, m); err != nil {
+		return err
+	}
+	data := t.plain.Bytes()
+	if t.compression != "none" {
+		t.z.Reset()
+		if err := compress(&t.z, t.compression, data); err != nil {
+			return err
+		}
+		data = t.z.Bytes()
+	}
+	if err := t.write(data); err != nil {
 		return fmt.Errorf("logship: udp: %w", err)
 	}
 	return nil
 }
 
+// write sends data in one datagram, or in GELF chunks.
+func (t *udpTransport) write(data []byte) error {
+	_ = t.conn.SetWriteDeadline(time.Now().Add(t.timeout))
+	if len(data) <= ChunkSize {
+		_, err := t.conn.Write(data)
+		return err
+	}
+	n := (len(data) + chunkData - 1) / chunkData
+	if n > MaxChunks {
+		return fmt.Errorf("message of %d bytes would need %d chunks (at most %d)", len(data), n, MaxChunks)
+	}
+	t.id++
+	c := t.chunk[:]
+	c[0], c[1] = 0x1e, 0x0f
+	binary.BigEndian.PutUint64(c[2:10], t.id)
+	c[11] = byte(n)
+	for i := 0; i < n; i++ {
+		c[10] = byte(i)
+		part := data[i*chunkData : min((i+1)*chunkData, len(data))]
+		size := 12 + copy(c[12:], part)
+		if _, err := t.conn.Write(c[:size]); err != nil {
+			return fmt.Errorf("chunk %d of %d: %w", i+1, n, err)
+		}
+	}
+	return nil
+}
+
 func (t *udpTransport) Close() error {
-	if t.w == nil {
+	if t.conn == nil {
 		return nil
 	}
-	return t.w.Close()
+	return t.conn.Close()
 }
 
 // tcpTransport is GELF over TCP: each message is its JSON followed by a
@@ -125,13 +165,14 @@ type tcpTransport struct {
 	timeout time.Duration
 	conn    net.Conn
 	buf     bytes.Buffer
+	enc     Encoder
 	backoff
 }
 
 func (t *tcpTransport) Send(m *gelf.Message) error {
 	t.buf.Reset()
-	if err := m.MarshalJSONBuf(&t.buf); err != nil {
-		return fmt.Errorf("logship: encode: %w", err)
+	if err := t.enc.Encode(&t.buf, m); err != nil {
+		return err
 	}
 	t.buf.WriteByte(0)
 	if t.conn == nil {

@@ -21,6 +21,7 @@ type httpTransport struct {
 	url    string
 	client *http.Client
 	buf    bytes.Buffer
+	enc    logship.Encoder
 }
 
 func newHTTPTransport(cfg logship.Config, path string, allow upstream.AllowList) *httpTransport {
@@ -37,8 +38,8 @@ func newHTTPTransport(cfg logship.Config, path string, allow upstream.AllowList)
 
 func (t *httpTransport) Send(m *gelf.Message) error {
 	t.buf.Reset()
-	if err := m.MarshalJSONBuf(&t.buf); err != nil {
-		return fmt.Errorf("logstash: encode: %w", err)
+	if err := t.enc.Encode(&t.buf, m); err != nil {
+		return err
 	}
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, t.url, bytes.NewReader(t.buf.Bytes()))
 	if err != nil {

@@ -90,6 +90,13 @@ func TestGitHubSignIn(t *testing.T) {
 	}
 	start := in.URL + "/api/v2/user/session?service=gh&api_key=" + in.AdminKey
 	authorize := gh.URL + "/login/oauth/authorize?"
+	if st := admin.Do(t, "GET", "/api/v2/system/service_type/oauth_github", nil); st.Status != 200 ||
+		!strings.Contains(string(st.Body), `"config_schema"`) || !strings.Contains(string(st.Body), "https://api.github.com/user") {
+		t.Fatalf("service_type: %d %s", st.Status, st.Body)
+	}
+	if doc := admin.Do(t, "GET", "/api/v2/api_docs/gh", nil); doc.Status != 200 || !strings.Contains(string(doc.Body), `"/sso"`) {
+		t.Fatalf("api_docs: %d %s", doc.Status, doc.Body)
+	}
 
 	var annID any
 	t.Run("first sign-in creates the user with the default role, the second links", func(t *testing.T) {

@@ -394,21 +394,25 @@ func (b *Backend) discover(ctx context.Context) (*gooidc.Provider, *gooidc.IDTok
 	if err != nil {
 		return nil, nil, "", badGateway(err, "The provider's discovery document could not be read")
 	}
-	tmpl := ""
+	tmpl, v := "", p.Verifier(vc)
 	if b.p.microsoft {
+		// Tokens are checked against the issuer the document names
+		// (fetched over TLS from the configured authority).
 		var d struct {
-			Issuer string `json:"issuer"`
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
 		}
-		if err := p.Claims(&d); err != nil || d.Issuer == "" {
-			return nil, nil, "", badGateway(fmt.Errorf("discovery document of %s: no issuer", issuer), "The provider's discovery document is unusable")
+		if err := p.Claims(&d); err != nil || d.Issuer == "" || d.JWKSURI == "" {
+			return nil, nil, "", badGateway(fmt.Errorf("discovery document of %s: no issuer or jwks_uri", issuer), "The provider's discovery document is unusable")
 		}
 		if strings.Contains(d.Issuer, "{tenantid}") {
 			tmpl = d.Issuer
 			vc.SkipIssuerCheck = true
 		}
+		v = gooidc.NewVerifier(d.Issuer, gooidc.NewRemoteKeySet(cctx, d.JWKSURI), vc)
 	}
-	b.provider, b.verifier, b.issuerTemplate = p, p.Verifier(vc), tmpl
-	return p, b.verifier, tmpl, nil
+	b.provider, b.verifier, b.issuerTemplate = p, v, tmpl
+	return p, v, tmpl, nil
 }
 
 func (b *Backend) clientCtx(ctx context.Context) context.Context {

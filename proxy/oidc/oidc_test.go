@@ -208,3 +208,39 @@ func TestSSOResource(t *testing.T) {
 		t.Fatalf("callback: %d %v", c.status, c.body)
 	}
 }
+
+// TestMicrosoftMultiTenant: with tenant_id common the discovery document
+// names the issuer https://…/{tenantid}/v2.0; a token is accepted only
+// when its issuer is that template filled with its own tid, and its
+// e-mail only when email_verified or xms_edov vouches for it.
+func TestMicrosoftMultiTenant(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	p := newProvider(t, "ms-client")
+	p.msTemplate, p.tid, p.issTenant = true, "tenant-a", "tenant-a"
+	callback := in.URL + "/api/v2/ms/sso?api_key=" + in.AdminKey
+	createService(t, in.Admin(t), map[string]any{"name": "ms", "label": "Microsoft", "type": "oauth_azure_ad", "is_active": true, "config": map[string]any{
+		"client_id": "ms-client", "client_secret": "s", "redirect_url": callback, "tenant_id": "common", "discovery_document": p.URL}})
+	start := in.URL + "/api/v2/ms/sso?api_key=" + in.AdminKey
+	knobs := func(f func()) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		f()
+	}
+	a := signIn(t, in, start, p.URL+"/authorize?", nil)
+	if a.status != 200 || a.body["email"] != "ann+ms@example.org" {
+		t.Fatalf("sign-in: %d %v", a.status, a.body)
+	}
+	knobs(func() { p.issTenant = "tenant-b" })
+	if b := signIn(t, in, start, p.URL+"/authorize?", nil); b.status != 401 || !strings.Contains(errMsg(b), `not the one of its tenant "tenant-a"`) {
+		t.Fatalf("issuer of another tenant: %d %v", b.status, b.body)
+	}
+	knobs(func() { p.issTenant = "tenant-a"; p.noEmailVerified = true })
+	if c := signIn(t, in, start, p.URL+"/authorize?", nil); c.status != 200 || c.body["email"] != "u-123+ms@ms.com" || c.body["id"] == a.body["id"] {
+		t.Fatalf("unvouched e-mail: %d %v", c.status, c.body)
+	}
+	knobs(func() { p.extra = map[string]any{"xms_edov": true} })
+	if d := signIn(t, in, start, p.URL+"/authorize?", nil); d.status != 200 || d.body["id"] != a.body["id"] {
+		t.Fatalf("xms_edov: %d %v (want id %v)", d.status, d.body, a.body["id"])
+	}
+}

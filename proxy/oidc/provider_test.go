@@ -29,6 +29,12 @@ type provider struct {
 	// Knobs for the next tokens.
 	sub, email                       string
 	forge, expired, badNonce, badAud bool
+	// Microsoft's multi-tenant shape: the document's issuer is
+	// <URL>/{tenantid}/v2.0, tokens carry tid and the issuer of issTenant.
+	msTemplate      bool
+	tid, issTenant  string
+	noEmailVerified bool
+	extra           map[string]any
 }
 
 type grant struct{ nonce, challenge, redirect string }
@@ -45,8 +51,14 @@ func newProvider(t *testing.T, clientID string) *provider {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		issuer := p.URL
+		if p.msTemplate {
+			issuer = p.URL + "/{tenantid}/v2.0"
+		}
+		p.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": p.URL, "authorization_endpoint": p.URL + "/authorize", "token_endpoint": p.URL + "/token",
+			"issuer": issuer, "authorization_endpoint": p.URL + "/authorize", "token_endpoint": p.URL + "/token",
 			"jwks_uri": p.URL + "/jwks", "id_token_signing_alg_values_supported": []string{"RS256"},
 			"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
 		})
@@ -118,6 +130,16 @@ func (p *provider) idToken(t *testing.T, nonce string) string {
 	}
 	claims := map[string]any{"iss": p.URL, "sub": p.sub, "aud": aud, "exp": exp.Unix(), "iat": now.Unix(), "nonce": nonce,
 		"email": p.email, "email_verified": true, "name": "Ann Example", "given_name": "Ann", "family_name": "Example"}
+	if p.msTemplate {
+		claims["iss"] = p.URL + "/" + p.issTenant + "/v2.0"
+		claims["tid"] = p.tid
+	}
+	if p.noEmailVerified {
+		delete(claims, "email_verified")
+	}
+	for k, v := range p.extra {
+		claims[k] = v
+	}
 	payload, _ := json.Marshal(claims)
 	jws, err := sig.Sign(payload)
 	if err != nil {
