@@ -26,8 +26,9 @@ test: ## Vet and run every test with the race detector (needs cgo and a C compil
 test-short: ## Run the tests without the race detector (faster).
 	$(GO) test -count=1 ./...
 
-bench: ## Run the load harness against a hand-written baseline.
+bench: ## Run the load harness against a hand-written baseline, then the pipeline's cost with a large configuration.
 	$(GO) run ./bench
+	$(GO) test -run XXX -bench PipelineConfigSize -benchtime 3000x ./proxy/
 
 soak: build ## Cluster soak: 3 instances on one PostgreSQL system DB + Redis, faults injected, no acknowledged write lost (SOAK_FLAGS=-duration 5m).
 	$(GO) run ./bench/soak -bin $(BIN) $(SOAK_FLAGS)

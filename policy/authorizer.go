@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/casbin/casbin/v2"
 
@@ -147,17 +148,39 @@ type role struct {
 	// enf holds one enforcer per service the role's entries name, with
 	// that service's lines and the all-services lines, so a decision scans
 	// only lines that can match. rest, with the all-services lines only,
-	// answers for every other service.
-	enf  map[string]*casbin.Enforcer
-	rest *casbin.Enforcer
+	// answers for every other service. Each is built on its first
+	// decision (see lazyEnforcer); the map itself is fixed by New.
+	enf  map[string]*lazyEnforcer
+	rest *lazyEnforcer
 	// depth is how many leading segments of a component any entry looks
 	// at; see cacheComponent.
 	depth int
 }
 
-// buildEnforcers gives r its enforcers.
-func (r *role) buildEnforcers() error {
-	r.enf = make(map[string]*casbin.Enforcer)
+// lazyEnforcer is a Casbin enforcer built when a decision first needs it.
+// Building every (role, service) enforcer up front made start-up and every
+// reload cost time and memory in proportion to roles × services (about 6
+// KB and tens of microseconds each), most of which no request ever uses.
+type lazyEnforcer struct {
+	once    sync.Once
+	entries []compiled
+	include func(*compiled) bool
+	enf     *casbin.Enforcer
+	err     error
+}
+
+// get builds the enforcer on the first call and returns it.
+func (l *lazyEnforcer) get() (*casbin.Enforcer, error) {
+	l.once.Do(func() {
+		l.enf, l.err = newEnforcer(l.entries, l.include)
+		l.entries, l.include = nil, nil
+	})
+	return l.enf, l.err
+}
+
+// planEnforcers gives r its (not yet built) enforcers.
+func (r *role) planEnforcers() {
+	r.enf = make(map[string]*lazyEnforcer)
 	for i := range r.entries {
 		e := &r.entries[i]
 		r.depth = max(r.depth, e.depth())
@@ -165,23 +188,15 @@ func (r *role) buildEnforcers() error {
 			continue
 		}
 		svc := e.service
-		enf, err := newEnforcer(r.entries, func(c *compiled) bool { return c.all || c.service == svc })
-		if err != nil {
-			return fmt.Errorf("service %q: %w", svc, err)
-		}
-		r.enf[svc] = enf
+		r.enf[svc] = &lazyEnforcer{entries: r.entries, include: func(c *compiled) bool { return c.all || c.service == svc }}
 	}
-	enf, err := newEnforcer(r.entries, func(c *compiled) bool { return c.all })
-	if err != nil {
-		return err
-	}
-	r.rest = enf
-	return nil
+	r.rest = &lazyEnforcer{entries: r.entries, include: func(c *compiled) bool { return c.all }}
 }
 
 // New validates roles and builds an Authorizer with one Casbin enforcer per
-// role. It reports every invalid record at once; nothing is built when any
-// record is invalid.
+// role and service, each built when a decision first needs it. It reports
+// every invalid record at once; nothing is built when any record is
+// invalid.
 func New(roles []Role, opts ...Option) (*Authorizer, error) {
 	o := options{cacheSize: DefaultCacheSize}
 	for _, opt := range opts {
@@ -216,10 +231,7 @@ func New(roles []Role, opts ...Option) (*Authorizer, error) {
 		if bad {
 			continue
 		}
-		if err := cr.buildEnforcers(); err != nil {
-			errs = append(errs, fmt.Errorf("role %d (%q): %w", r.ID, r.Name, err))
-			continue
-		}
+		cr.planEnforcers()
 		a.roles[r.ID] = cr
 	}
 	if len(errs) > 0 {
@@ -379,9 +391,13 @@ func (r *role) cacheComponent(comp string) (string, bool) {
 
 // decide asks the enforcer for service.
 func (r *role) decide(service, comp string, req, bit int) (outcome, error) {
-	enf := r.enf[service]
-	if enf == nil {
-		enf = r.rest
+	lazy := r.enf[service]
+	if lazy == nil {
+		lazy = r.rest
+	}
+	enf, err := lazy.get()
+	if err != nil {
+		return outcome{}, fmt.Errorf("service %q: %w", service, err)
 	}
 	ok, explain, err := enf.EnforceEx(service, comp, comp+"/", req, bit)
 	if err != nil {

@@ -550,3 +550,36 @@ func TestAuthorizeConcurrent(t *testing.T) {
 		t.Errorf("cache holds %d decisions, bound is 64", n)
 	}
 }
+
+// TestEnforcersBuiltOnDemand: New builds no Casbin enforcer; a decision
+// builds only the one for its (role, service), and concurrent first
+// decisions share it.
+func TestEnforcersBuiltOnDemand(t *testing.T) {
+	a, err := New([]Role{{ID: 1, Name: "r", Active: true, Accesses: []Access{
+		acc("db", "_table/*", VerbGet), acc("files", "*", VerbGet),
+	}}}, WithCacheSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.roles[1]
+	built := func(l *lazyEnforcer) bool { return l.enf != nil }
+	if built(r.enf["db"]) || built(r.enf["files"]) || built(r.rest) {
+		t.Fatal("New built enforcers")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if d := a.Authorize(1, "db", "_table/contact", "GET", caller.API); !d.Allowed {
+				t.Errorf("refused: %+v", d)
+			}
+		})
+	}
+	wg.Wait()
+	if !built(r.enf["db"]) || built(r.enf["files"]) || built(r.rest) {
+		t.Errorf("after a db decision: db %v, files %v, rest %v; want only db built",
+			built(r.enf["db"]), built(r.enf["files"]), built(r.rest))
+	}
+	if d := a.Authorize(1, "other", "x", "GET", caller.API); d.Allowed || !built(r.rest) {
+		t.Errorf("other service: %+v, rest built %v", d, built(r.rest))
+	}
+}

@@ -46,6 +46,10 @@
 // entries and the all-services entries, and one with the all-services
 // entries alone for every other service. A decision thus scans only lines
 // that can match, since Casbin has no index and tries lines one by one.
+// An enforcer is built when a decision first needs it, not by New: with
+// thousands of roles and services most are never used, and building them
+// all made start-up and every reload cost seconds and hundreds of
+// megabytes.
 //
 // The model uses Casbin's priority effect: the first matching policy line
 // in priority order decides. Each entry becomes an allow line carrying its

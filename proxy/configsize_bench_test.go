@@ -38,21 +38,26 @@ var (
 // services, 2,000 roles with 20 access entries each, 500 limits and
 // 100,000 users. The pipeline's cost must not grow with the configuration:
 // compare ns/op of the two. startup-ms is proxy.New on that system
-// database (load and build everything) and heap-MB the live heap after it.
+// database (load and build everything), heap-MB the live heap after it,
+// and reload-ms how long a configuration change (a role deactivated)
+// took to reach the instance.
 func BenchmarkPipelineConfigSize(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		size configSize
 	}{{"small", smallConfig}, {"large", largeConfig}} {
 		b.Run(c.name, func(b *testing.B) {
-			srv, key, startup, heap := configSizedInstance(b, c.size)
-			req := func() {
+			srv, key, startup, heap, db := configSizedInstance(b, c.size)
+			status := func() int {
 				r := httptest.NewRequest(http.MethodGet, "/api/v2/benchdb/_table/item/7", nil)
 				r.Header.Set("X-Platform-API-Key", key)
 				w := httptest.NewRecorder()
 				srv.ServeHTTP(w, r)
-				if w.Code != http.StatusOK {
-					b.Fatalf("%d %s", w.Code, w.Body)
+				return w.Code
+			}
+			req := func() {
+				if code := status(); code != http.StatusOK {
+					b.Fatalf("status %d", code)
 				}
 			}
 			req()
@@ -61,8 +66,10 @@ func BenchmarkPipelineConfigSize(b *testing.B) {
 			for b.Loop() {
 				req()
 			}
+			b.StopTimer()
 			b.ReportMetric(float64(startup.Milliseconds()), "startup-ms")
 			b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+			b.ReportMetric(float64(reloadTime(b, db, status).Milliseconds()), "reload-ms")
 		})
 	}
 }
@@ -71,7 +78,7 @@ func BenchmarkPipelineConfigSize(b *testing.B) {
 // and a data service "benchdb" read by app "bench" (role "reader", five
 // limits), and returns its handler, the app's key, how long proxy.New
 // took and the live heap after it.
-func configSizedInstance(b *testing.B, size configSize) (http.Handler, string, time.Duration, uint64) {
+func configSizedInstance(b *testing.B, size configSize) (http.Handler, string, time.Duration, uint64, *bun.DB) {
 	b.Helper()
 	_ = store.SetPasswordCost(bcrypt.MinCost)
 	ctx := b.Context()
@@ -134,7 +141,39 @@ func configSizedInstance(b *testing.B, size configSize) (http.Handler, string, t
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return srv, key, startup, ms.HeapAlloc
+	return srv, key, startup, ms.HeapAlloc, db
+}
+
+// reloadTime measures how long a configuration change takes to reach the
+// instance: it deactivates the role the bench app's requests run as (so
+// they become 403), records the time from the change until status
+// reports something else than 200, and reactivates the role.
+func reloadTime(b *testing.B, db *bun.DB, status func() int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	set := func(active bool) {
+		if _, err := db.NewUpdate().Model((*store.Role)(nil)).Set("is_active = ?", active).Where("name = ?", "reader").Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Touch(ctx, db); err != nil {
+			b.Fatal(err)
+		}
+	}
+	wait := func(want func(int) bool) time.Duration {
+		start := time.Now()
+		for !want(status()) {
+			if time.Since(start) > time.Minute {
+				b.Fatal("the configuration change did not arrive within a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	set(false)
+	d := wait(func(code int) bool { return code != http.StatusOK })
+	set(true)
+	wait(func(code int) bool { return code == http.StatusOK })
+	return d
 }
 
 // seedLarge adds size's services, roles with access entries, limits and
