@@ -46,6 +46,13 @@ type Config struct {
 	// request fails with 500 "Script error: time limit exceeded". Default
 	// 5 s.
 	ScriptTimeout time.Duration
+	// ScriptQueueWorkers is how many queued event scripts ({event}.queued)
+	// run at once, after their response. Default 4.
+	ScriptQueueWorkers int
+	// ScriptQueueSize is how many queued event scripts may wait; past it
+	// they are dropped, logged and counted in
+	// portcullis_script_queue_dropped_total. Default 1024.
+	ScriptQueueSize int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Default 16 MiB.
 	MaxBodyBytes int64
 	// MaxInFlight caps the requests this instance runs at once; beyond it

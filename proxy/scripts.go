@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/portcullis-dev/portcullis/handlers"
 	scriptstage "github.com/portcullis-dev/portcullis/handlers/script"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -44,5 +46,18 @@ func (s *Server) scriptStage() (handlers.Stage, error) {
 		API:         s.Handler,
 		Logger:      s.logger,
 		MaxResponse: s.cfg.MaxBodyBytes,
+		Queue:       s.scriptQueue,
 	})
+}
+
+// newScriptQueue builds the queue of queued event scripts, counting the
+// ones a full queue drops in portcullis_script_queue_dropped_total.
+func newScriptQueue(cfg Config, reg prometheus.Registerer) *scriptstage.Queue {
+	dropped := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "portcullis_script_queue_dropped_total",
+		Help: "Queued event scripts dropped because the script queue was full.",
+	})
+	reg.MustRegister(dropped)
+	return scriptstage.NewQueue(scriptstage.QueueOptions{Workers: cfg.ScriptQueueWorkers, Size: cfg.ScriptQueueSize,
+		Dropped: dropped.Inc, Logger: cfg.Logger})
 }

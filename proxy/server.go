@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/portcullis-dev/portcullis/handlers/guard"
+	scriptstage "github.com/portcullis-dev/portcullis/handlers/script"
 	"github.com/portcullis-dev/portcullis/limiter"
 	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/mail"
@@ -72,6 +73,9 @@ type Server struct {
 	// draining is set by Drain.
 	draining atomic.Bool
 
+	// scriptQueue runs queued event scripts after their response.
+	scriptQueue *scriptstage.Queue
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -97,6 +101,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 
 	s.types = map[string]service.Type{}
 	s.audit = newAudit(s.metrics)
+	s.scriptQueue = newScriptQueue(cfg, s.metrics)
 	logs, err := logship.NewMetrics(s.metrics)
 	if err != nil {
 		s.closeLimitStore()
@@ -227,6 +232,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	s.scriptQueue.Close()
 	if st := s.state.Load(); st != nil {
 		var wg sync.WaitGroup
 		for name, e := range st.entries {

@@ -11,6 +11,9 @@ const (
 	Pre Phase = "pre_process"
 	// Post fires after the backend: the script may change the response.
 	Post Phase = "post_process"
+	// Queued fires after the response has been sent: the script runs on
+	// the stage's queue and changes nothing.
+	Queued Phase = "queued"
 )
 
 // templates maps a database resource kind to the placeholder of the

@@ -11,6 +11,15 @@
 // the platform through platform.api: inner calls through the /api/v2
 // pipeline as the caller with the script requestor bit, exempt from rate
 // limits, nested at most Options.MaxDepth deep.
+//
+// Queued scripts ({event}.queued, such as db._table.todo.post.queued) run
+// after the response has been written and flushed, on a [Queue]: a bounded
+// pool of goroutines (QueueOptions.Workers) behind a bounded queue
+// (QueueOptions.Size). They see the event with the final response, change
+// nothing, and a failure is logged. A full queue drops the script, logs it
+// and counts it (QueueOptions.Dropped); the response is never delayed. A
+// script named with the bare event (db._table.todo.post) runs
+// synchronously after the post_process scripts, as in DreamFactory.
 package script
 
 import (
@@ -57,6 +66,9 @@ type Options struct {
 	// MaxResponse bounds the response body a post_process script sees;
 	// zero means DefaultMaxResponse.
 	MaxResponse int64
+	// Queue runs the queued scripts ({event}.queued) after the response;
+	// nil gives the stage a queue of its own with the default bounds.
+	Queue *Queue
 }
 
 type stage struct {
@@ -76,6 +88,9 @@ func New(o Options) (func(http.Handler) http.Handler, error) {
 	}
 	if o.MaxResponse <= 0 {
 		o.MaxResponse = DefaultMaxResponse
+	}
+	if o.Queue == nil {
+		o.Queue = NewQueue(QueueOptions{Logger: o.Logger})
 	}
 	s := &stage{o: o}
 	return s.wrap, nil
@@ -117,7 +132,8 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 	pre := attached(e, script.Names(svc, t.Resource, r.Method, script.Pre))
 	post := attached(e, script.Names(svc, t.Resource, r.Method, script.Post))
 	post = append(post, attached(e, script.Names(svc, t.Resource, r.Method, ""))...)
-	if len(pre) == 0 && len(post) == 0 {
+	queued := attached(e, script.Names(svc, t.Resource, r.Method, script.Queued))
+	if len(pre) == 0 && len(post) == 0 && len(queued) == 0 {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -146,6 +162,8 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		if res.Response != nil {
 			if _, has := res.Response["content"]; has {
 				writeResponse(w, res.Response, nil)
+				ev["response"] = res.Response
+				s.enqueue(w, r, e, queued, ev, plat)
 				return
 			}
 		}
@@ -157,14 +175,14 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 			return
 		}
 	}
-	if len(post) == 0 {
+	if len(post) == 0 && len(queued) == 0 {
 		next.ServeHTTP(w, r)
 		return
 	}
 	buf := &buffer{w: w, header: http.Header{}, max: s.o.MaxResponse}
 	next.ServeHTTP(buf, r)
 	if buf.passed {
-		s.o.Logger.Warn("post_process scripts skipped: response too large", "service", svc, "resource", t.Resource, "max", s.o.MaxResponse)
+		s.o.Logger.Warn("post_process and queued scripts skipped: response too large", "service", svc, "resource", t.Resource, "max", s.o.MaxResponse)
 		return
 	}
 	status := buf.status
@@ -199,9 +217,35 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		copyHeader(w.Header(), buf.header)
 		w.WriteHeader(status)
 		_, _ = w.Write(buf.body.Bytes())
+	} else {
+		writeResponse(w, ev["response"].(map[string]any), buf.header)
+	}
+	s.enqueue(w, r, e, queued, ev, plat)
+}
+
+// enqueue hands the queued scripts to the queue once the response is
+// written (and flushed, so that the client has it whatever the scripts
+// do). They see the event as the request ended; their changes go
+// nowhere; their failures are logged.
+func (s *stage) enqueue(w http.ResponseWriter, r *http.Request, e *script.Engine, queued []script.Script, ev map[string]any, plat *platform) {
+	if len(queued) == 0 {
 		return
 	}
-	writeResponse(w, ev["response"].(map[string]any), buf.header)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	base := context.WithoutCancel(r.Context())
+	for _, sc := range queued {
+		_ = s.o.Queue.Submit(sc.Name, func(qctx context.Context) {
+			ctx, cancel := context.WithCancel(base)
+			defer cancel()
+			stop := context.AfterFunc(qctx, cancel)
+			defer stop()
+			if _, _, err := e.Run(ctx, sc.Name, ev, plat); err != nil {
+				s.o.Logger.Warn("queued script failed", "event", sc.Name, "err", err)
+			}
+		})
+	}
 }
 
 // runError turns an engine error into the envelope.
