@@ -53,6 +53,9 @@
 // [Audit] keeps the last tool calls in a bounded ring and streams each new
 // one, as a line of JSON ([Event]), to every follower without waiting for
 // any: a follower that falls behind misses events, which are counted.
+// Both forms record their calls: the url form reads the JSON-RPC
+// tools/call requests it forwards and watches the answers pass (see
+// remoteaudit.go).
 // Arguments are recorded with secrets redacted ([Redact]). The proxy
 // serves it, to administrators only, at GET /_internal/ai/audit-stream.
 //

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -54,13 +56,19 @@ type remote struct {
 	origin ForwardHandler // forwards to the configured URL's scheme and host
 	logger *slog.Logger
 
+	audit *Audit // nil: tool calls are not recorded
+	now   func() time.Time
+	seq   atomic.Uint64 // numbers the requests that name no session
+
 	mu        sync.Mutex
-	announced map[string]bool // remote paths named by endpoint events
+	announced map[string]bool                    // remote paths named by endpoint events
+	pending   map[string]map[string]*pendingCall // tool calls awaiting their answer, by session key and id
+	npending  int
 }
 
 var _ service.Backend = (*remote)(nil)
 
-func newRemote(svc *store.Service, deps service.Deps, cfg Config, f Forwarder) (*remote, error) {
+func newRemote(svc *store.Service, deps service.Deps, cfg Config, f Forwarder, audit *Audit, now func() time.Time) (*remote, error) {
 	base, err := f.NewForward(svc, deps, cfg.Forward, cfg.HeaderTimeout)
 	if err != nil {
 		return nil, err
@@ -81,7 +89,7 @@ func newRemote(svc *store.Service, deps service.Deps, cfg Config, f Forwarder) (
 		logger = slog.Default()
 	}
 	return &remote{name: svc.Name, url: cfg.URL, base: base, origin: origin, logger: logger.With("service", svc.Name),
-		announced: map[string]bool{}}, nil
+		audit: audit, now: now, announced: map[string]bool{}, pending: map[string]map[string]*pendingCall{}}, nil
 }
 
 // Close releases both proxies' connections.
@@ -108,7 +116,54 @@ func (rm *remote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h = rm.origin
 	}
-	h.ServeHTTP(&eventWriter{ResponseWriter: w, rewrite: func(data string) string { return rm.endpoint(r, rest, data) }}, r)
+	ww := &watcher{ResponseWriter: w, off: true}
+	var streamKey string
+	rewrite := func(data string) string {
+		public, key := rm.endpoint(r, rest, data)
+		streamKey = key
+		return public
+	}
+	switch {
+	case rm.audit != nil && r.Method == http.MethodPost:
+		remotePath := rm.url.Path
+		if rest != "" {
+			remotePath = "/" + rest
+		}
+		key := sessionKey(remotePath, r.URL.Query())
+		session := key != ""
+		if !session {
+			key = "request " + strconv.FormatUint(rm.seq.Add(1), 10)
+		}
+		ids := rm.startCalls(r, key)
+		if len(ids) == 0 {
+			break
+		}
+		ww.off = false
+		ww.onData = func(b []byte) { rm.answered(key, parseMessages(b)) }
+		defer func() {
+			ww.end()
+			status := ww.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			rm.finish(key, ids, status, session)
+		}()
+	case rm.audit != nil && r.Method == http.MethodGet:
+		// An HTTP+SSE event stream: answers to the calls posted to its
+		// session's message endpoint arrive here.
+		ww.off = false
+		ww.onData = func(b []byte) {
+			if streamKey != "" && rm.awaiting(streamKey) {
+				rm.answered(streamKey, parseMessages(b))
+			}
+		}
+		defer func() {
+			if streamKey != "" {
+				rm.streamClosed(streamKey)
+			}
+		}()
+	}
+	h.ServeHTTP(&eventWriter{ResponseWriter: ww, rewrite: rewrite}, r)
 }
 
 // endpoint rewrites the data of an endpoint event (a URL relative to the
@@ -116,7 +171,9 @@ func (rm *remote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // service. The request's own credentials in the query (api_key,
 // session_token) are carried over, since the client replaces its query
 // with the endpoint's.
-func (rm *remote) endpoint(r *http.Request, rest, data string) string {
+//
+// It also returns the session key of the endpoint (see sessionKey).
+func (rm *remote) endpoint(r *http.Request, rest, data string) (string, string) {
 	from := rm.url
 	if rest != "" {
 		from = rm.url.ResolveReference(&url.URL{Path: "/" + rest})
@@ -124,7 +181,7 @@ func (rm *remote) endpoint(r *http.Request, rest, data string) string {
 	u, err := from.Parse(strings.TrimSpace(data))
 	if err != nil || u.Scheme != rm.url.Scheme || u.Host != rm.url.Host {
 		rm.logger.Warn("mcp: endpoint event not rewritten: it names another server", "endpoint", data)
-		return data
+		return data, ""
 	}
 	public := publicPrefix(r, rest)
 	if u.Path != rm.url.Path && u.Path != "" && u.Path != "/" {
@@ -136,6 +193,7 @@ func (rm *remote) endpoint(r *http.Request, rest, data string) string {
 		rm.mu.Unlock()
 	}
 	q := u.Query()
+	key := sessionKey(u.Path, q)
 	in := r.URL.Query()
 	for _, k := range []string{"api_key", "session_token"} {
 		if v := in.Get(k); v != "" && !q.Has(k) {
@@ -145,7 +203,7 @@ func (rm *remote) endpoint(r *http.Request, rest, data string) string {
 	if len(q) > 0 {
 		public += "?" + q.Encode()
 	}
-	return public
+	return public, key
 }
 
 // publicPrefix is the path the client reached the service root at: the

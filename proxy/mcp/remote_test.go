@@ -2,7 +2,11 @@ package mcp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +18,9 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy"
+	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
@@ -68,10 +74,20 @@ func (l *headerLog) check(t *testing.T, key string) {
 func echoServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
 	type in struct {
-		Text string `json:"text"`
+		Text  string `json:"text"`
+		Token string `json:"token,omitempty"`
 	}
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echoes text."}, func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + a.Text}}}, nil, nil
+	})
+	// fail answers a tool error carrying an error envelope, as the
+	// services form does.
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fails."}, func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: `{"error":{"code":409,"message":"taken"}}`}}}, nil, nil
+	})
+	// records answers a services-form-like body with two records.
+	sdk.AddTool(s, &sdk.Tool{Name: "records", Description: "Two records."}, func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"resource":[{"id":1},{"id":2}]}`}}}, nil, nil
 	})
 	return s
 }
@@ -107,6 +123,7 @@ func TestRemoteForm(t *testing.T) {
 		sse.ServeHTTP(w, r)
 	})
 	sessionOnly := &http.Client{Transport: headerTransport{session: admin.Session}}
+	audit := followAudit(t, in, admin)
 	for _, tc := range []struct {
 		name, service, path string
 		upstream            http.Handler
@@ -134,6 +151,7 @@ func TestRemoteForm(t *testing.T) {
 			}
 			defer s.Close()
 			checkEcho(t, s)
+			checkRemoteAudit(t, s, audit, tc.service, "admin")
 			log.check(t, admin.APIKey)
 		})
 	}
@@ -182,6 +200,43 @@ func TestRemoteForm(t *testing.T) {
 	})
 }
 
+// checkRemoteAudit calls tools of the echo server through the remote
+// service svc and checks the audit events they leave (the echo call of
+// checkEcho first).
+func checkRemoteAudit(t *testing.T, s *sdk.ClientSession, audit <-chan mcp.Event, svc, app string) {
+	t.Helper()
+	e := nextEvent(t, audit)
+	args, _ := json.Marshal(e.Arguments)
+	if e.Tool != "echo" || e.MCPService != svc || e.Service != "" || e.Status != 200 || e.App != app || string(args) != `{"text":"hi"}` || e.Time.IsZero() || e.DurationMS <= 0 {
+		t.Errorf("audit event of echo: %+v %s", e, args)
+	}
+	if text, isErr := call(t, s, "echo", map[string]any{"text": "hi", "token": "tok-secret-1"}); isErr || text != "echo: hi" {
+		t.Fatalf("echo = %q (error %v)", text, isErr)
+	}
+	e = nextEvent(t, audit)
+	if args, _ := json.Marshal(e.Arguments); strings.Contains(string(args), "tok-secret-1") || !strings.Contains(string(args), mcp.Redacted) {
+		t.Errorf("audit event with a secret argument: %s", args)
+	}
+	if _, isErr := call(t, s, "fail", nil); !isErr {
+		t.Fatal("fail did not fail")
+	}
+	if e := nextEvent(t, audit); e.Tool != "fail" || e.Status != 409 || e.Records != 0 {
+		t.Errorf("audit event of a tool error: %+v", e)
+	}
+	if text, isErr := call(t, s, "records", nil); isErr {
+		t.Fatalf("records = %s", text)
+	}
+	if e := nextEvent(t, audit); e.Tool != "records" || e.Status != 200 || e.Records != 2 {
+		t.Errorf("audit event of records: %+v", e)
+	}
+	if _, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "nope"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	if e := nextEvent(t, audit); e.Tool != "nope" || e.Status < 400 {
+		t.Errorf("audit event of an unknown tool: %+v", e)
+	}
+}
+
 // renamingWriter announces /v1/messages as the message endpoint.
 type renamingWriter struct{ http.ResponseWriter }
 
@@ -195,7 +250,7 @@ func (w renamingWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 func checkEcho(t *testing.T, s *sdk.ClientSession) {
 	t.Helper()
 	tools, err := s.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "echo" {
+	if err != nil || len(tools.Tools) != 3 || tools.Tools[0].Name != "echo" {
 		t.Fatalf("tools = %+v, %v", tools, err)
 	}
 	if text, isErr := call(t, s, "echo", map[string]any{"text": "hi"}); isErr || text != "echo: hi" {
@@ -293,4 +348,103 @@ func TestRemoteFailures(t *testing.T) {
 		must(t, admin, http.StatusBadRequest, "POST", "/api/v2/system/service", map[string]any{"resource": []any{
 			map[string]any{"name": "bad", "label": "Bad", "type": "mcp", "config": cfg}}})
 	}
+}
+
+// postRPC posts one JSON-RPC tools/call to path as c and returns the
+// status and body.
+func postRPC(t *testing.T, in *proxytest.Instance, c *proxytest.Client, path string, id int, tool string, args map[string]any) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, in.URL+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := headerTransport{key: c.APIKey, session: c.Session}.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestRemoteAccessLimitsScripts: the remote form behind the pipeline's
+// roles, limits and event scripts, on every system database available.
+func TestRemoteAccessLimitsScripts(t *testing.T) {
+	var log headerLog
+	up := httptest.NewServer(log.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return echoServer() },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})))
+	defer up.Close()
+	dbtest.Each(t, func(t *testing.T, sys dialects.Config) {
+		in := proxytest.Start(t, sys, nil)
+		admin := in.Admin(t)
+		remote := idOf(create(t, admin, "service", map[string]any{"name": "remote", "label": "Remote", "type": "mcp", "config": map[string]any{"url": up.URL + "/mcp"}}))
+		const api = policy.RequestorAPI
+		inside := idOf(create(t, admin, "role", map[string]any{"name": "inside", "is_active": true,
+			"role_service_access_by_role_id": []any{
+				map[string]any{"service_id": remote, "component": "", "verb_mask": policy.VerbAll, "requestor_mask": api},
+			}}))
+		outside := idOf(create(t, admin, "role", map[string]any{"name": "outside", "is_active": true,
+			"role_service_access_by_role_id": []any{
+				map[string]any{"service_id": remote, "component": "", "verb_mask": policy.VerbGet, "requestor_mask": api},
+			}}))
+		insider := &proxytest.Client{Inst: in, APIKey: create(t, admin, "app", map[string]any{"name": "insider", "is_active": true, "role_id": inside})["api_key"].(string)}
+		outsider := &proxytest.Client{Inst: in, APIKey: create(t, admin, "app", map[string]any{"name": "outsider", "is_active": true, "role_id": outside})["api_key"].(string)}
+		audit := followAudit(t, in, admin)
+
+		t.Run("a role without access gets 403 in the envelope", func(t *testing.T) {
+			status, body := postRPC(t, in, outsider, "/api/v2/remote", 1, "echo", map[string]any{"text": "x"})
+			if status != 403 || envelopeCode(t, body) != 403 {
+				t.Fatalf("outsider: %d %s", status, body)
+			}
+			// A role with access reaches the remote server with the SDK's
+			// client, and its calls are audited under its app.
+			s := connect(t, in.URL+"/api/v2/remote", insider)
+			checkEcho(t, s)
+			checkRemoteAudit(t, s, audit, "remote", "insider")
+		})
+
+		t.Run("a pre_process script fires on the remote service", func(t *testing.T) {
+			must(t, admin, 201, "POST", "/api/v2/system/event_script/remote.post.pre_process", map[string]any{"type": "lua", "is_active": true,
+				"allow_event_modification": true, "content": `event.request.headers["x-from-script"] = "lua " .. event.request.payload.method .. " " .. event.request.payload.params.name`})
+			if err := in.Proxy.Reload(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			status, body := postRPC(t, in, insider, "/api/v2/remote", 7, "echo", map[string]any{"text": "scripted"})
+			if status != 200 || !strings.Contains(body, "echo: scripted") {
+				t.Fatalf("call with a script: %d %s", status, body)
+			}
+			nextEvent(t, audit)
+			log.mu.Lock()
+			got := log.headers[len(log.headers)-1].Get("X-From-Script")
+			log.mu.Unlock()
+			if got != "lua tools/call echo" {
+				t.Fatalf("the upstream got X-From-Script %q", got)
+			}
+			must(t, admin, 200, "DELETE", "/api/v2/system/event_script/remote.post.pre_process", nil)
+		})
+
+		t.Run("limits count remote calls", func(t *testing.T) {
+			must(t, admin, 201, "POST", "/api/v2/system/limit", map[string]any{"resource": []any{map[string]any{
+				"name": "remote thrice", "type": "instance.service", "service_id": remote, "rate": 3, "period": "minute", "is_active": true}}})
+			if err := in.Proxy.Reload(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var codes []int
+			for i := range 4 {
+				status, body := postRPC(t, in, insider, "/api/v2/remote", 10+i, "echo", map[string]any{"text": "n"})
+				if status >= 400 && envelopeCode(t, body) != status {
+					t.Errorf("%d without its envelope: %s", status, body)
+				}
+				codes = append(codes, status)
+			}
+			if fmt.Sprint(codes) != "[200 200 200 429]" {
+				t.Errorf("remote calls answered %v", codes)
+			}
+			for range 3 {
+				if e := nextEvent(t, audit); e.Tool != "echo" || e.Status != 200 || e.App != "insider" {
+					t.Errorf("audit event %+v", e)
+				}
+			}
+		})
+	})
 }

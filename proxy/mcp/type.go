@@ -20,8 +20,8 @@ const TypeName = "mcp"
 
 // Options configures the mcp service type.
 type Options struct {
-	// Audit receives one event per tool call of every services-form
-	// service; nil records nothing.
+	// Audit receives one event per tool call of every mcp service (both
+	// forms); nil records nothing.
 	Audit *Audit
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -151,7 +151,7 @@ func (t *Type) New(_ context.Context, svc *store.Service, deps service.Deps) (se
 		if t.opts.Forwarder == nil {
 			return nil, errors.New("config.url: proxying a remote MCP server is not available in this build; use 'services'")
 		}
-		return newRemote(svc, deps, cfg, t.opts.Forwarder)
+		return newRemote(svc, deps, cfg, t.opts.Forwarder, t.opts.Audit, t.opts.Now)
 	}
 	if deps.Registry == nil {
 		return nil, errors.New("the services form of an mcp service needs the service registry")
