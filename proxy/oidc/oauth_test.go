@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 )
 
@@ -316,5 +319,26 @@ func TestBitbucketAndFacebook(t *testing.T) {
 	a := signIn(t, in, in.URL+"/api/v2/bb/sso?api_key="+in.AdminKey, srv.URL+"/login/oauth/authorize?", nil)
 	if a.status != 401 || !strings.Contains(errMsg(a), "not verified") {
 		t.Fatalf("unconfirmed Bitbucket e-mail: %d %v", a.status, a.body)
+	}
+}
+
+// TestUpstreamAllow: with --upstream-allow the provider is reached only
+// if the list admits it, as for any remote service.
+func TestUpstreamAllow(t *testing.T) {
+	t.Parallel()
+	in := proxytest.Start(t, dbtest.Fresh(t, dialects.SQLite), func(c *proxy.Config) { c.UpstreamAllow = []string{"10.9.8.0/24"} })
+	gh := newGitHub(t, "c", "s")
+	p := newProvider(t, "c")
+	admin := in.Admin(t)
+	createService(t, admin, map[string]any{"name": "idp", "label": "IdP", "type": "oidc", "is_active": true, "config": map[string]any{
+		"discovery_document": p.URL, "client_id": "c", "redirect_url": in.URL + "/api/v2/idp/sso?api_key=" + in.AdminKey}})
+	if a := get(t, in.URL+"/api/v2/idp/sso?api_key="+in.AdminKey, nil); a.status != 502 || !strings.Contains(errMsg(a), "not in the upstream allow list") {
+		t.Fatalf("discovery: %d %v", a.status, a.body)
+	}
+	createService(t, admin, map[string]any{"name": "gh", "label": "GitHub", "type": "oauth_github", "is_active": true, "config": map[string]any{
+		"client_id": "c", "client_secret": "s", "redirect_url": in.URL + "/api/v2/gh/sso?api_key=" + in.AdminKey,
+		"auth_endpoint": gh.URL + "/login/oauth/authorize", "token_endpoint": gh.URL + "/login/oauth/access_token", "user_endpoint": gh.URL + "/user"}})
+	if a := signIn(t, in, in.URL+"/api/v2/gh/sso?api_key="+in.AdminKey, gh.URL+"/login/oauth/authorize?", nil); a.status != 502 || !strings.Contains(errMsg(a), "not in the upstream allow list") {
+		t.Fatalf("token exchange: %d %v", a.status, a.body)
 	}
 }

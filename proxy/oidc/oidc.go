@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/proxy/upstream"
 	"github.com/portcullis-dev/portcullis/proxy/user"
 )
 
@@ -35,8 +37,9 @@ type Type struct {
 	// Name is the type's name; "" means TypeName (oidc).
 	Name string
 	// HTTPClient reaches the provider; nil means a client with a 15 s
-	// timeout. Either way redirects are not followed: the code, tokens
-	// and user data go to the configured endpoints only.
+	// timeout that dials only what the upstream allow list admits. Either
+	// way redirects are not followed: the code, tokens and user data go to
+	// the configured endpoints only.
 	HTTPClient *http.Client
 }
 
@@ -82,6 +85,18 @@ func (t Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (s
 	if t.HTTPClient != nil {
 		c := *t.HTTPClient
 		hc = &c
+	} else {
+		// The provider is an upstream like any other: --upstream-allow
+		// applies to discovery, keys, tokens and user info.
+		allow, err := upstream.ParseAllowList(deps.UpstreamAllow)
+		if err != nil {
+			return nil, fmt.Errorf("upstream allow list: %w", err)
+		}
+		if !allow.Empty() {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.DialContext = allow.Dial(&net.Dialer{Timeout: 10 * time.Second}, nil)
+			hc.Transport = tr
+		}
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Backend{name: svc.Name, p: p, cfg: cfg, e: e, hc: hc}, nil
