@@ -42,6 +42,7 @@ var fronts = map[string][]string{
 	"handlers/enforce":   {"dialects/..."},              // keys shapes by the live *dialects.Table the backend serves
 	"handlers/script":    {"script/..."},                // runs event scripts
 	"proxy/oidc":         {"proxy/user"},                // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
+	"proxy/ldap":         {"proxy/user"},                // a sign-in service, as proxy/oidc
 	"proxy/saml":         {"proxy/user"},                // a sign-in service, as proxy/oidc
 }
 

@@ -3,6 +3,8 @@ package proxy_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +261,92 @@ func TestJavaScriptInnerCallsExemptFromLimits(t *testing.T) {
 		}
 	}
 	jsWant(t, env.web.Do(t, "GET", "/api/v2/db/_table/todo", nil), 429)
+}
+
+// TestScriptFiles checks event scripts kept as files in DIR/scripts: picked
+// up and reloaded on change without a configuration reload, a record
+// winning over a file, and the event listing saying which is in force.
+func TestScriptFiles(t *testing.T) {
+	env := startJSEnv(t, nil)
+	c := env.admin
+	dir := filepath.Join(env.in.Config.DataDir, "scripts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// eventually waits (at most 3 s, the poll is 0.5 s) until GET todo
+	// answers with body containing want.
+	eventually := func(want string) {
+		t.Helper()
+		var last string
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			r := c.Do(t, "GET", "/api/v2/db/_table/todo", nil)
+			if last = fmt.Sprintf("%d %s", r.Status, r.Body); strings.Contains(last, want) {
+				return
+			}
+		}
+		t.Fatalf("GET todo = %s, want %q", last, want)
+	}
+	listed := func() []any {
+		t.Helper()
+		r := jsWant(t, c.Do(t, "GET", "/api/v2/system/event?service=db", nil), 200)
+		p, _ := r.Map(t)["db"].(map[string]any)["db._table.{table_name}"].(map[string]any)
+		s, _ := p["scripts"].([]any)
+		return s
+	}
+
+	write("db._table.todo.get.pre_process.js", `event.response = {content: {from: "js file"}}`)
+	write("README.md", "not a script")
+	write("db._table.todo.get.pre_process.txt", "not a script either")
+	eventually(`"from":"js file"`)
+	got := listed()
+	if len(got) != 1 {
+		t.Fatalf("listed scripts = %v", got)
+	}
+	if f := got[0].(map[string]any); f["source"] != "file" || f["type"] != "javascript" || f["in_force"] != true ||
+		f["name"] != "db._table.todo.get.pre_process" {
+		t.Fatalf("listed file = %v", f)
+	}
+
+	// A change is seen within the poll.
+	write("db._table.todo.get.pre_process.js", `event.response = {content: {from: "js file, edited"}}`)
+	eventually(`"from":"js file, edited"`)
+
+	// A record of the same name wins, active or not.
+	drop := env.set(t, "db._table.todo.get.pre_process", `event.response = {content: {from: "record"}}`, true)
+	eventually(`"from":"record"`)
+	sources := map[string]any{}
+	for _, x := range listed() {
+		m := x.(map[string]any)
+		sources[m["source"].(string)] = m["in_force"]
+	}
+	if sources["record"] != true || sources["file"] != false {
+		t.Fatalf("in force: %v", sources)
+	}
+	jsWant(t, c.Do(t, "PATCH", "/api/v2/system/event_script/db._table.todo.get.pre_process", map[string]any{"is_active": false}), 200)
+	if err := env.in.Proxy.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(`"resource":[`)
+	drop()
+	eventually(`"from":"js file, edited"`)
+
+	// Lua files too; removing the file removes the script.
+	if err := os.Remove(filepath.Join(dir, "db._table.todo.get.pre_process.js")); err != nil {
+		t.Fatal(err)
+	}
+	write("db._table.{table_name}.get.post_process.lua", `event.response.content = {from = "lua file"}`)
+	eventually(`"from":"lua file"`)
+	if got := listed(); len(got) != 1 || got[0].(map[string]any)["type"] != "lua" {
+		t.Fatalf("listed = %v", got)
+	}
+	// A file that does not compile fails only its event.
+	write("db._table.{table_name}.get.post_process.lua", `if then`)
+	eventually(`Script error: syntax error`)
+	jsWant(t, c.Do(t, "GET", "/api/v2/db/_table/todo/1", nil), 200)
 }

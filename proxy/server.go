@@ -27,6 +27,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
+	"github.com/portcullis-dev/portcullis/script"
 )
 
 // Option changes how New assembles a Server.
@@ -60,6 +61,8 @@ type Server struct {
 
 	state    atomic.Pointer[state]
 	reloadMu sync.Mutex
+	// scriptDir watches DataDir/scripts (see scripts.go).
+	scriptDir *script.Dir
 
 	metrics *prometheus.Registry
 	// audit is the log of MCP tool calls (GET /_internal/ai/audit-stream).
@@ -140,7 +143,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.api, s.root = api, root
+	s.openScriptDir()
 	if err := s.reload(ctx, true); err != nil {
+		s.scriptDir.Close()
 		s.closeStore()
 		return nil, fmt.Errorf("proxy: load configuration: %w", err)
 	}
@@ -232,6 +237,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	s.scriptDir.Close()
 	s.scriptQueue.Close()
 	if st := s.state.Load(); st != nil {
 		var wg sync.WaitGroup

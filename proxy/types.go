@@ -11,6 +11,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/files"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/iot"
+	"github.com/portcullis-dev/portcullis/proxy/ldap"
 	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/logstash"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
@@ -45,6 +46,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer,
 	types = append(types, logstash.Types(logstash.Options{Metrics: logs})...)
 	types = append(types, user.NewType(user.Options{Mailer: mail}))
 	types = append(types, oidc.Types()...)
+	types = append(types, ldap.Types()...)
 	types = append(types, saml.Type{})
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})

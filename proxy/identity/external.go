@@ -37,6 +37,12 @@ type External struct {
 	RoleID *int64
 	// RefuseNew refuses a user not seen before (401).
 	RefuseNew bool
+	// AppRoles, when set, makes the provider authoritative for the
+	// user's roles (directory groups mapped to roles): on every sign-in
+	// the user's role through each app becomes AppRoles(app), and the
+	// app's mapping is removed when it answers false. RoleID is not used
+	// then.
+	AppRoles func(appID int64) (roleID int64, ok bool)
 }
 
 // ShadowEmail is DreamFactory's e-mail of a user signed in through
@@ -79,6 +85,11 @@ func (s *Engine) SignInExternal(ctx context.Context, x External) (*SignedIn, err
 	case u.IsSysAdmin:
 		return nil, unauthenticated(MsgAdminOnUserLogin)
 	}
+	if x.AppRoles != nil {
+		if err := s.syncRoles(ctx, u, x); err != nil {
+			return nil, err
+		}
+	}
 	app := appID(ctx)
 	acc := s.Resolve(u.ID, u.IsSysAdmin, app)
 	if acc.RoleID != 0 && !acc.RoleActive {
@@ -109,7 +120,7 @@ func (s *Engine) createExternal(ctx context.Context, x External, email string) (
 		if _, err := tx.NewInsert().Model(u).Exec(ctx); err != nil {
 			return err
 		}
-		if x.RoleID == nil {
+		if x.RoleID == nil || x.AppRoles != nil {
 			return nil
 		}
 		var apps []int64
@@ -145,6 +156,74 @@ func (s *Engine) createExternal(ctx context.Context, x External, email string) (
 		}
 	}
 	return u, nil
+}
+
+// syncRoles makes u's user_to_app_to_role rows what x.AppRoles answers
+// for each app, and reloads the configuration when a row changed.
+func (s *Engine) syncRoles(ctx context.Context, u *store.User, x External) error {
+	changed := false
+	err := s.st.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		changed = false
+		var apps []int64
+		if err := tx.NewSelect().Model((*store.App)(nil)).Column("id").Order("id").Scan(ctx, &apps); err != nil {
+			return err
+		}
+		var rows []store.UserAppRole
+		if err := tx.NewSelect().Model(&rows).Where("user_id = ?", u.ID).Scan(ctx); err != nil && !store.IsNoRows(err) {
+			return err
+		}
+		have := make(map[int64]store.UserAppRole, len(rows))
+		for _, r := range rows {
+			if _, dup := have[r.AppID]; dup {
+				// A second row for one app: drop it, one role per app.
+				if _, err := tx.NewDelete().Model((*store.UserAppRole)(nil)).Where("id = ?", r.ID).Exec(ctx); err != nil {
+					return err
+				}
+				changed = true
+				continue
+			}
+			have[r.AppID] = r
+		}
+		for _, app := range apps {
+			want, ok := x.AppRoles(app)
+			cur, has := have[app]
+			delete(have, app)
+			switch {
+			case ok && !has:
+				if _, err := tx.NewInsert().Model(&store.UserAppRole{UserID: u.ID, AppID: app, RoleID: want}).Exec(ctx); err != nil {
+					return err
+				}
+			case ok && cur.RoleID != want:
+				if _, err := tx.NewUpdate().Model((*store.UserAppRole)(nil)).Set("role_id = ?", want).Where("id = ?", cur.ID).Exec(ctx); err != nil {
+					return err
+				}
+			case !ok && has:
+				if _, err := tx.NewDelete().Model((*store.UserAppRole)(nil)).Where("id = ?", cur.ID).Exec(ctx); err != nil {
+					return err
+				}
+			default:
+				continue
+			}
+			changed = true
+		}
+		// Rows of apps that no longer exist are left to the app's deletion.
+		if !changed {
+			return nil
+		}
+		return store.Touch(ctx, tx)
+	})
+	if err != nil {
+		return internal(fmt.Errorf("identity: set roles of %s user %d: %w", x.Service, u.ID, err))
+	}
+	if changed {
+		s.log.InfoContext(ctx, "roles changed on sign-in", "user_id", u.ID, "service", x.Service)
+		if s.opts.Changed != nil {
+			if err := s.opts.Changed(context.WithoutCancel(ctx)); err != nil {
+				s.log.WarnContext(ctx, "reload after role change failed", "user_id", u.ID, "error", err)
+			}
+		}
+	}
+	return nil
 }
 
 // StateKey returns a 32-byte key for sealing sign-in state (OAuth state,

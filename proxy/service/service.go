@@ -19,6 +19,7 @@ const (
 	GroupEmail        = "Email"
 	GroupNotification = "Notification"
 	GroupOAuth        = "OAuth"
+	GroupLDAP         = "LDAP"
 	GroupCache        = "Cache"
 	GroupIoT          = "IoT"
 	GroupSystem       = "System"

@@ -248,6 +248,8 @@ func (b *Backend) build() {
 	}
 	b.handle("/service_type", b.serveServiceTypes, http.MethodGet)
 	b.handle("/service_type/:name", b.serveServiceTypes, http.MethodGet)
+	b.handle("/script_type", b.serveScriptTypes, http.MethodGet)
+	b.handle("/script_type/:name", b.serveScriptTypes, http.MethodGet)
 	b.router.Handle(http.MethodGet, "/environment", b.open(b.serveEnvironment))
 	b.router.Handle(http.MethodHead, "/environment", b.open(b.serveEnvironment))
 	b.handle("/constant", b.serveConstants, http.MethodGet)
@@ -272,7 +274,7 @@ func (b *Backend) build() {
 
 // builtinResources are the names the backend serves itself.
 var builtinResources = []string{"admin", "user", "app", "service", "role", "cors", "limit", "lookup", "custom",
-	"email_template", "event_script", "service_type", "environment", "constant", "event", "cache", "package", "limit_cache",
+	"email_template", "event_script", "service_type", "script_type", "environment", "constant", "event", "cache", "package", "limit_cache",
 	"schema_contract"}
 
 var allVerbs = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
@@ -350,7 +352,7 @@ func (b *Backend) Close() error { return nil }
 // DreamFactory.
 func (b *Backend) serveRoot(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	names := append([]string{}, b.endpoints...)
-	names = append(names, "service_type", "environment", "constant", "event", "cache", "package", "limit_cache", "schema_contract")
+	names = append(names, "service_type", "script_type", "environment", "constant", "event", "cache", "package", "limit_cache", "schema_contract")
 	if boolParam(r.URL.Query().Get("as_list")) {
 		return apierr.WriteJSON(w, http.StatusOK, object{{"resource", names}})
 	}

@@ -40,7 +40,8 @@
 // (store.Touch), so every instance reloads, and then reloads the writer's
 // own registry, so the writer's next request already sees the change.
 //
-// The other resources: service_type, environment, constant, event, cache,
+// The other resources: service_type, script_type (the script engines and
+// whether each is available here), environment, constant, event, cache,
 // package (export and import of the whole configuration), limit_cache
 // (the counters of the rate-limit engine) and admin/session, admin/password
 // and admin/profile (the administrator's sign-in: the identity engine, put

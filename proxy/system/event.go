@@ -36,6 +36,7 @@ func (b *Backend) Events(context.Context) ([]service.EventPath, error) {
 		service.EventPath{Path: "admin/password", Verbs: []string{"post"}},
 		service.EventPath{Path: "admin/profile", Verbs: []string{"get", "post"}},
 		service.EventPath{Path: "service_type", Verbs: []string{"get"}},
+		service.EventPath{Path: "script_type", Verbs: []string{"get"}},
 		service.EventPath{Path: "environment", Verbs: []string{"get"}},
 		service.EventPath{Path: "constant", Verbs: []string{"get"}},
 		service.EventPath{Path: "event", Verbs: []string{"get"}},
@@ -74,7 +75,9 @@ func eventBase(svc, path string) string {
 
 // serveEvents serves GET /event: per active service, each event path with
 // its endpoints (event names) and parameters, as DreamFactory's
-// /system/event does. service= limits it to one service, scriptable=true
+// /system/event does, and, where scripts are attached to its events,
+// "scripts": each with its type, its source (a record of event_script or
+// a file of DIR/scripts), and whether it is the one in force. service= limits it to one service, scriptable=true
 // adds the script suffixes (pre_process, post_process, queued),
 // as_list=true returns a flat list of names (placeholders also resolved
 // with their listed values), services_only=true the service names.
@@ -107,6 +110,7 @@ func (b *Backend) serveEvents(w http.ResponseWriter, r *http.Request, _ httprout
 		}
 		return []string{e, e + ".pre_process", e + ".post_process", e + ".queued"}
 	}
+	attached := b.attachedScripts(snap)
 	out := object{}
 	var flat []string
 	seen := map[string]bool{}
@@ -123,10 +127,12 @@ func (b *Backend) serveEvents(w http.ResponseWriter, r *http.Request, _ httprout
 			continue
 		}
 		sv := object{}
+		scripts := attached[s.Name]
 		for _, ep := range paths {
 			base := eventBase(s.Name, ep.Path)
-			var endpoints []string
+			var endpoints, plain []string
 			for _, v := range ep.Verbs {
+				plain = append(plain, base+"."+strings.ToLower(v))
 				endpoints = append(endpoints, suffix(base+"."+strings.ToLower(v))...)
 			}
 			if asList {
@@ -142,7 +148,28 @@ func (b *Backend) serveEvents(w http.ResponseWriter, r *http.Request, _ httprout
 			if len(ep.Parameter) > 0 {
 				param = ep.Parameter
 			}
-			sv.set(base, object{{"type", "api"}, {"endpoints", endpoints}, {"parameter", param}})
+			o := object{{"type", "api"}, {"endpoints", endpoints}, {"parameter", param}}
+			if sc := scriptsOf(plain, &scripts); sc != nil {
+				o = append(o, member{"scripts", sc})
+			}
+			sv.set(base, o)
+		}
+		// Scripts attached to events the service does not list (a typo,
+		// or a path its document leaves out) are listed under their own
+		// event path, so that none is hidden.
+		for _, a := range scripts {
+			if asList {
+				break
+			}
+			path, endpoint := eventOf(a.name)
+			o := object{{"type", "api"}, {"endpoints", suffix(endpoint)}, {"parameter", nil}}
+			if v, ok := sv.get(path); ok {
+				o = v.(object)
+			}
+			l, _ := o.get("scripts")
+			list, _ := l.([]object)
+			o.set("scripts", append(list, a.object()))
+			sv.set(path, o)
 		}
 		if !asList {
 			out.set(s.Name, sv)

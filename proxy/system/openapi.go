@@ -205,6 +205,17 @@ func (b *Backend) documentOthers(doc *openapi3.T) {
 		openapi3.Parameters{q("fields", "Fields to return.", str()), q("group", "Comma-separated groups.", str())}, nil, openapi3.NewSchemaRef("", types))
 	add("/service_type/{name}", http.MethodGet, "getServiceType", "service_type", "Describe a service type", "One service type.",
 		openapi3.Parameters{service.PathParam("name", "The type's name, e.g. pgsql.", nil)}, nil, service.SchemaRef("ServiceType"), http.StatusNotFound)
+	stype := openapi3.NewObjectSchema().
+		WithProperty("name", str()).WithProperty("label", str()).WithProperty("description", str()).
+		WithProperty("sandboxed", boolean()).WithProperty("supports_inline_execution", boolean()).
+		WithProperty("available", boolean()).WithProperty("aliases", openapi3.NewArraySchema().WithItems(str()))
+	doc.Components.Schemas["ScriptType"] = openapi3.NewSchemaRef("", stype)
+	stypes := openapi3.NewObjectSchema().WithProperty("resource", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeArray}, Items: service.SchemaRef("ScriptType")})
+	add("/script_type", http.MethodGet, "listScriptTypes", "script_type", "List script engines",
+		"The engines event scripts and scripted services may name (lua, javascript, nodejs, python3, php), each with whether it is available on this machine.",
+		openapi3.Parameters{q("fields", "Fields to return.", str())}, nil, openapi3.NewSchemaRef("", stypes))
+	add("/script_type/{name}", http.MethodGet, "getScriptType", "script_type", "Describe a script engine", "One engine; an alias (v8js, python) names its engine.",
+		openapi3.Parameters{service.PathParam("name", "The engine's name, e.g. javascript.", nil)}, nil, service.SchemaRef("ScriptType"), http.StatusNotFound)
 	add("/environment", http.MethodGet, "getEnvironment", "environment", "The platform's environment",
 		"Version and sign-in options (anyone may read them), the caller's apps, and for administrators the server.", nil, nil,
 		obj("{platform:{version,…}, authentication:{…}, apps:[…], server:{…}}"))

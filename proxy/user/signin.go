@@ -316,6 +316,10 @@ func writeSession(w http.ResponseWriter, in *identity.SignedIn, err error) error
 	return writeJSON(w, in.Response)
 }
 
+// ReadFields decodes a sign-in request's body as the session resource
+// does: a JSON object, or a form when the content type says so.
+func ReadFields(r *http.Request) (identity.Fields, error) { return readFields(r) }
+
 // readFields decodes r's body as a JSON object, or as a form when the
 // content type says so. An empty body is empty Fields.
 func readFields(r *http.Request) (identity.Fields, error) {

@@ -1,10 +1,14 @@
 package user
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -102,6 +106,9 @@ type ServiceSignIn interface {
 func delegateSignIn(reg service.Registry, next apierr.HandlerFunc) apierr.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := strings.TrimSpace(r.URL.Query().Get("service"))
+		if name == "" && r.Method == http.MethodPost {
+			name = bodyService(r)
+		}
 		if name == "" || reg == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
 			return next(w, r)
 		}
@@ -115,6 +122,44 @@ func delegateSignIn(reg service.Registry, next apierr.HandlerFunc) apierr.Handle
 		}
 		return si.ServeSignIn(w, r)
 	}
+}
+
+// bodyService returns the `service` field of a POST body (JSON object or
+// URL-encoded form), as DreamFactory reads it from the body or the query,
+// and puts the body back for the handler.
+func bodyService(r *http.Request) string {
+	if r.Body == nil || r.Body == http.NoBody {
+		return ""
+	}
+	data, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errReader{err}))
+	if err != nil {
+		return ""
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "application/x-www-form-urlencoded" {
+		v, _ := url.ParseQuery(string(data))
+		return strings.TrimSpace(v.Get("service"))
+	}
+	var body struct {
+		Service any `json:"service"`
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return ""
+	}
+	s, _ := body.Service.(string)
+	return strings.TrimSpace(s)
+}
+
+// errReader answers err once the body put back is read to its end (nil:
+// io.EOF), so a body that failed to read fails the handler too.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }
 
 // resources lists the backend's resources in the order GET / shows them.
