@@ -14,16 +14,17 @@ const mod = "github.com/portcullis-dev/portcullis/"
 // each other and the top-level engines, never a backend, a stage or the
 // proxy root. Each entry says why it is shared.
 var leaves = map[string]string{
-	"proxy/apierr":   "the error envelope, written in one place",
-	"proxy/caller":   "the request's identity, grants, lookups and request id, put in the context by the stages",
-	"proxy/service":  "what a backend is (Type, Backend, Target, Registry) and inner calls through the pipeline",
-	"proxy/store":    "the system database: models, migrations, configuration snapshots",
-	"proxy/identity": "the sign-in engine: credentials, tokens, revocation, throttling",
-	"proxy/contract": "the schema-contract engine: canonical table shapes and drift",
-	"proxy/filter":   "DreamFactory's filter language, compiled by sqldb and by the system API",
-	"proxy/mail":     "the one Mailer the composition root hands to every backend that sends mail",
-	"proxy/upstream": "the upstream allow list and its dialer, for every backend that dials a configured host",
-	"proxy/logship":  "the log-shipping engine: events, redaction, GELF connectors; fed by the handlers/gelf stage, configured by the logstash backend",
+	"proxy/apierr":      "the error envelope, written in one place",
+	"proxy/caller":      "the request's identity, grants, lookups and request id, put in the context by the stages",
+	"proxy/service":     "what a backend is (Type, Backend, Target, Registry) and inner calls through the pipeline",
+	"proxy/store":       "the system database: models, migrations, configuration snapshots",
+	"proxy/identity":    "the sign-in engine: credentials, tokens, revocation, throttling",
+	"proxy/contract":    "the schema-contract engine: canonical table shapes and drift",
+	"proxy/filter":      "DreamFactory's filter language, compiled by sqldb and by the system API",
+	"proxy/mail":        "the one Mailer the composition root hands to every backend that sends mail",
+	"proxy/upstream":    "the upstream allow list and its dialer, for every backend that dials a configured host",
+	"proxy/logship":     "the log-shipping engine: events, redaction, GELF connectors; fed by the handlers/gelf stage, configured by the logstash backend",
+	"proxy/scriptevent": "a script's event and platform over HTTP, shared by the handlers/script stage and the scripted-service backend",
 }
 
 // engines have no HTTP in them: they may not import net/http.
@@ -41,6 +42,7 @@ var fronts = map[string][]string{
 	"proxy/system":       {"limiter/...", "script/..."}, // system/limit_cache reads and resets the counters; system/limit validates limits; system/event_script checks a script's syntax on save
 	"handlers/enforce":   {"dialects/..."},              // keys shapes by the live *dialects.Table the backend serves
 	"handlers/script":    {"script/..."},                // runs event scripts
+	"proxy/scriptsvc":    {"script/..."},                // runs scripted services
 	"proxy/oidc":         {"proxy/user"},                // a sign-in service: implements user.ServiceSignIn and answers identity errors through user.APIError, as password sign-in does
 	"proxy/ldap":         {"proxy/user"},                // a sign-in service, as proxy/oidc
 	"proxy/saml":         {"proxy/user"},                // a sign-in service, as proxy/oidc

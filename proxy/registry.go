@@ -238,6 +238,7 @@ func (s *Server) deps() service.Deps {
 		UpstreamAllow: s.cfg.UpstreamAllow,
 		PublicURL:     s.cfg.PublicURL,
 		Access:        accessChecker{s},
+		ScriptTimeout: s.cfg.ScriptTimeout,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/oidc"
 	"github.com/portcullis-dev/portcullis/proxy/rws"
 	"github.com/portcullis-dev/portcullis/proxy/saml"
+	"github.com/portcullis-dev/portcullis/proxy/scriptsvc"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/soap"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
@@ -50,6 +51,7 @@ func defaultTypes(limits *limiter.Store, audit *mcp.Audit, mail identity.Mailer,
 	types = append(types, saml.Type{})
 	types = append(types, system.NewType(system.Options{LimitStore: limits, SignIn: adminSignIn, Mailer: mail}))
 	types = append(types, apidocs.Type{})
+	types = append(types, scriptsvc.Types()...)
 	types = append(types, mcp.NewType(mcp.Options{Audit: audit, Forwarder: rwsForwarder{}}))
 	return types
 }

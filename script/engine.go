@@ -74,6 +74,9 @@ type Result struct {
 	// Response is event.response after the run; nil when the script did
 	// not set one (pre_process).
 	Response map[string]any
+	// Returned is the value the script returned as JSON-shaped data (nil
+	// when it returned nothing); a scripted service answers with it.
+	Returned any
 }
 
 // runner runs one compiled script of one engine.

@@ -613,7 +613,8 @@ func (s *extScript) outcome(m map[string]any, orig map[string]any) (Result, erro
 		res.Request, _ = evm["request"].(map[string]any)
 		res.Response, _ = evm["response"].(map[string]any)
 	}
-	if r, ok := normalize(m["result"]).(map[string]any); ok {
+	res.Returned = normalize(m["result"])
+	if r, ok := res.Returned.(map[string]any); ok {
 		_, hasContent := r["content"]
 		_, hasStatus := r["status_code"]
 		if hasContent || hasStatus {

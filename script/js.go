@@ -216,11 +216,19 @@ func (s *jsScript) run(ctx context.Context, ev map[string]any, p Platform) (res 
 		res.Request, _ = m["request"].(map[string]any)
 		res.Response, _ = m["response"].(map[string]any)
 	}
+	if r, isObj := ret.(*goja.Object); isObj && r.ClassName() == "Array" {
+		if v, err := fromJS(rt, r, 0); err == nil {
+			res.Returned = v
+		}
+	} else if !isObj && ret != nil && !goja.IsUndefined(ret) && !goja.IsNull(ret) {
+		res.Returned = ret.Export()
+	}
 	if r, isObj := ret.(*goja.Object); isObj && r.ClassName() == "Object" {
 		v, err := fromJS(rt, r, 0)
 		if err != nil {
 			return Result{}, err
 		}
+		res.Returned = v
 		if m, isMap := v.(map[string]any); isMap {
 			_, hasContent := m["content"]
 			_, hasStatus := m["status_code"]

@@ -154,11 +154,17 @@ func (s *luaScript) run(ctx context.Context, ev map[string]any, p Platform) (res
 		res.Request, _ = m["request"].(map[string]any)
 		res.Response, _ = m["response"].(map[string]any)
 	}
+	if ret != lua.LNil {
+		if _, isTable := ret.(*lua.LTable); !isTable {
+			res.Returned, _ = fromLua(L, ret, 0)
+		}
+	}
 	if rt, isTable := ret.(*lua.LTable); isTable {
 		v, err := fromLua(L, rt, 0)
 		if err != nil {
 			return Result{}, err
 		}
+		res.Returned = v
 		if m, isMap := v.(map[string]any); isMap {
 			if _, has := m["content"]; has {
 				res.Response = m

@@ -27,7 +27,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,13 +36,14 @@ import (
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/scriptevent"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/script"
 )
 
 // DefaultMaxDepth bounds nested platform.api calls when Options.MaxDepth
 // is zero.
-const DefaultMaxDepth = 5
+const DefaultMaxDepth = scriptevent.DefaultMaxDepth
 
 // DefaultMaxResponse bounds the response a post_process script sees when
 // Options.MaxResponse is zero; a larger response goes to the client
@@ -96,14 +96,6 @@ func New(o Options) (func(http.Handler) http.Handler, error) {
 	return s.wrap, nil
 }
 
-type depthKey struct{}
-
-// depth returns how many script runs enclose ctx.
-func depth(ctx context.Context) int {
-	d, _ := ctx.Value(depthKey{}).(int)
-	return d
-}
-
 func (s *stage) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e := s.o.Engine()
@@ -138,8 +130,8 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		return
 	}
 	ctx := r.Context()
-	plat := &platform{s: s, id: caller.IdentityFrom(ctx)}
-	req, err := requestEvent(r, t)
+	plat := &scriptevent.Platform{Handler: s.o.API, MaxDepth: s.o.MaxDepth, ID: caller.IdentityFrom(ctx)}
+	req, err := scriptevent.RequestEvent(r, t)
 	if err != nil {
 		apierr.Write(w, err)
 		return
@@ -161,7 +153,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		}
 		if res.Response != nil {
 			if _, has := res.Response["content"]; has {
-				writeResponse(w, res.Response, nil)
+				scriptevent.WriteResponse(w, res.Response, nil)
 				ev["response"] = res.Response
 				s.enqueue(w, r, e, queued, ev, plat)
 				return
@@ -195,7 +187,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 			content = buf.body.String()
 		}
 	}
-	resp := map[string]any{"status_code": status, "content": content, "headers": headerMap(buf.header),
+	resp := map[string]any{"status_code": status, "content": content, "headers": scriptevent.HeaderMap(buf.header),
 		"content_type": buf.header.Get("Content-Type")}
 	ev["response"] = resp
 	modified := false
@@ -214,11 +206,11 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		}
 	}
 	if !modified {
-		copyHeader(w.Header(), buf.header)
+		scriptevent.CopyHeader(w.Header(), buf.header)
 		w.WriteHeader(status)
 		_, _ = w.Write(buf.body.Bytes())
 	} else {
-		writeResponse(w, ev["response"].(map[string]any), buf.header)
+		scriptevent.WriteResponse(w, ev["response"].(map[string]any), buf.header)
 	}
 	s.enqueue(w, r, e, queued, ev, plat)
 }
@@ -227,7 +219,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 // written (and flushed, so that the client has it whatever the scripts
 // do). They see the event as the request ended; their changes go
 // nowhere; their failures are logged.
-func (s *stage) enqueue(w http.ResponseWriter, r *http.Request, e *script.Engine, queued []script.Script, ev map[string]any, plat *platform) {
+func (s *stage) enqueue(w http.ResponseWriter, r *http.Request, e *script.Engine, queued []script.Script, ev map[string]any, plat *scriptevent.Platform) {
 	if len(queued) == 0 {
 		return
 	}
@@ -264,65 +256,6 @@ func runError(err error) error {
 	return apierr.InternalMsg("Script error: %v", err).WithCause(err)
 }
 
-// requestEvent builds event.request.
-func requestEvent(r *http.Request, t *service.Target) (map[string]any, *apierr.Error) {
-	params := map[string]any{}
-	for k, vs := range r.URL.Query() {
-		if len(vs) == 1 {
-			params[k] = vs[0]
-		} else {
-			a := make([]any, len(vs))
-			for i, v := range vs {
-				a[i] = v
-			}
-			params[k] = a
-		}
-	}
-	var payload any
-	if r.Body != nil && r.Body != http.NoBody && isJSON(r.Header.Get("Content-Type")) {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, apierr.As(err)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		if len(bytes.TrimSpace(b)) > 0 {
-			if err := json.Unmarshal(b, &payload); err != nil {
-				return nil, apierr.InvalidJSON(err)
-			}
-		}
-	}
-	return map[string]any{
-		"method":       r.Method,
-		"parameters":   params,
-		"headers":      headerMap(r.Header),
-		"payload":      payload,
-		"content_type": r.Header.Get("Content-Type"),
-		"uri":          r.URL.Path,
-		"service":      t.Service.Name,
-		"resource":     t.Resource,
-	}, nil
-}
-
-func isJSON(ct string) bool {
-	return ct == "" || strings.Contains(strings.ToLower(ct), "json")
-}
-
-// headerMap gives headers as lower-case names to their (first) value;
-// credentials are left out.
-func headerMap(h http.Header) map[string]any {
-	m := make(map[string]any, len(h))
-	for k, vs := range h {
-		lk := strings.ToLower(k)
-		if lk == "authorization" || lk == "cookie" || lk == "x-dreamfactory-api-key" || lk == "x-dreamfactory-session-token" {
-			continue
-		}
-		if len(vs) > 0 {
-			m[lk] = vs[0]
-		}
-	}
-	return m
-}
-
 // applyRequest merges event.request back into the request: parameters
 // become the query, headers are set, payload becomes the JSON body.
 func applyRequest(r *http.Request, req map[string]any) (*http.Request, *apierr.Error) {
@@ -333,11 +266,11 @@ func applyRequest(r *http.Request, req map[string]any) (*http.Request, *apierr.E
 			switch x := v.(type) {
 			case []any:
 				for _, e := range x {
-					q.Add(k, scalar(e))
+					q.Add(k, scriptevent.Scalar(e))
 				}
 			case nil:
 			default:
-				q.Set(k, scalar(x))
+				q.Set(k, scriptevent.Scalar(x))
 			}
 		}
 		r2.URL.RawQuery = q.Encode()
@@ -349,7 +282,7 @@ func applyRequest(r *http.Request, req map[string]any) (*http.Request, *apierr.E
 			if lk == "content-length" || lk == "host" {
 				continue
 			}
-			r2.Header.Set(k, scalar(v))
+			r2.Header.Set(k, scriptevent.Scalar(v))
 		}
 	}
 	if p, has := req["payload"]; has && p != nil {
@@ -363,70 +296,6 @@ func applyRequest(r *http.Request, req map[string]any) (*http.Request, *apierr.E
 		r2.Header.Set("Content-Type", "application/json")
 	}
 	return r2, nil
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	default:
-		b, _ := json.Marshal(x)
-		return strings.Trim(string(b), `"`)
-	}
-}
-
-// writeResponse writes event.response: status_code (default 200), headers
-// and content as JSON (a string content with a non-JSON content_type is
-// written as is).
-func writeResponse(w http.ResponseWriter, resp map[string]any, base http.Header) {
-	status := http.StatusOK
-	switch n := resp["status_code"].(type) {
-	case int64:
-		status = int(n)
-	case float64:
-		status = int(n)
-	case int:
-		status = n
-	}
-	if status < 100 || status > 599 {
-		status = http.StatusOK
-	}
-	h := w.Header()
-	if base != nil {
-		copyHeader(h, base)
-	}
-	h.Del("Content-Length")
-	if hm, ok := resp["headers"].(map[string]any); ok {
-		for k, v := range hm {
-			if strings.EqualFold(k, "content-length") {
-				continue
-			}
-			h.Set(k, scalar(v))
-		}
-	}
-	ct, _ := resp["content_type"].(string)
-	if s, ok := resp["content"].(string); ok && ct != "" && !isJSON(ct) {
-		h.Set("Content-Type", ct)
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, s)
-		return
-	}
-	b, err := json.Marshal(resp["content"])
-	if err != nil {
-		apierr.Write(w, apierr.InternalMsg("Script error: response content: %v", err))
-		return
-	}
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-func copyHeader(dst, src http.Header) {
-	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
-	}
 }
 
 // buffer holds the backend's response for post_process scripts, up to max
@@ -471,7 +340,7 @@ func (b *buffer) Write(p []byte) (int, error) {
 // pass sends what is buffered and switches to writing through.
 func (b *buffer) pass() {
 	b.passed = true
-	copyHeader(b.w.Header(), b.header)
+	scriptevent.CopyHeader(b.w.Header(), b.header)
 	st := b.status
 	if st == 0 {
 		st = http.StatusOK
@@ -488,64 +357,5 @@ func (b *buffer) Flush() {
 	}
 	if f, ok := b.w.(http.Flusher); ok {
 		f.Flush()
-	}
-}
-
-// platform is a script's view of the platform for one request.
-type platform struct {
-	s  *stage
-	id *caller.Identity
-}
-
-// API makes an inner call as the caller with the script requestor bit.
-func (p *platform) API(ctx context.Context, method, path string, payload any) (int, any, error) {
-	if p.s.o.API == nil {
-		return 0, nil, errors.New("platform.api is not available")
-	}
-	d := depth(ctx) + 1
-	if d > p.s.o.MaxDepth {
-		return 0, nil, fmt.Errorf("script calls nested more than %d deep (does a script call its own event?)", p.s.o.MaxDepth)
-	}
-	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
-		return 0, nil, errors.New("external calls are not allowed from scripts")
-	}
-	path = strings.TrimPrefix(strings.TrimLeft(path, "/"), "api/v2/")
-	var body []byte
-	if payload != nil {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			return 0, nil, fmt.Errorf("payload: %w", err)
-		}
-		body = b
-	}
-	id := &caller.Identity{Requestor: caller.Script}
-	if p.id != nil {
-		c := *p.id
-		c.Requestor = caller.Script
-		id = &c
-	}
-	rep, err := service.Call(context.WithValue(ctx, depthKey{}, d), p.s.o.API(), id,
-		service.InnerCall{Method: method, Path: path, Body: body})
-	if err != nil {
-		return 0, nil, err
-	}
-	var content any
-	if len(bytes.TrimSpace(rep.Body)) > 0 {
-		if err := json.Unmarshal(rep.Body, &content); err != nil {
-			content = string(rep.Body)
-		}
-	}
-	return rep.Status, content, nil
-}
-
-// Session is platform.session.
-func (p *platform) Session() map[string]any {
-	if p.id == nil {
-		return map[string]any{}
-	}
-	return map[string]any{
-		"user": map[string]any{"id": p.id.UserID, "email": p.id.UserEmail, "name": p.id.UserName, "is_sys_admin": p.id.Admin},
-		"app":  map[string]any{"id": p.id.AppID, "name": p.id.AppName},
-		"role": map[string]any{"id": p.id.RoleID, "name": p.id.RoleName},
 	}
 }

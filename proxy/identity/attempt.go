@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // AttemptKeys returns the throttle keys of a sign-in another service
@@ -33,3 +34,10 @@ func (s *Engine) FailAttempt(ctx context.Context, keys Keys, message string) err
 // SucceedAttempt forgets the account's failures after a successful
 // check (the address keeps its count, as for passwords).
 func (s *Engine) SucceedAttempt(keys Keys) { s.thr.Succeed(keys) }
+
+// LoginDuration reads a login's `duration` field as a password login
+// does: absent is the default lifetime, 0 a browser session, else minutes
+// up to Options.MaxDuration (400 beyond).
+func (s *Engine) LoginDuration(p Fields) (lifetime time.Duration, browser bool, err error) {
+	return s.duration(p)
+}

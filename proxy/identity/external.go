@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -43,6 +44,10 @@ type External struct {
 	// app's mapping is removed when it answers false. RoleID is not used
 	// then.
 	AppRoles func(appID int64) (roleID int64, ok bool)
+	// Lifetime and Browser are the session's lifetime as LoginDuration
+	// reads a login's `duration`; zero Lifetime is the default one.
+	Lifetime time.Duration
+	Browser  bool
 }
 
 // ShadowEmail is DreamFactory's e-mail of a user signed in through
@@ -95,7 +100,11 @@ func (s *Engine) SignInExternal(ctx context.Context, x External) (*SignedIn, err
 	if acc.RoleID != 0 && !acc.RoleActive {
 		return nil, forbidden(MsgRoleInactive)
 	}
-	iss, err := s.open(ctx, u, app, s.opts.TokenTTL, false)
+	ttl := x.Lifetime
+	if ttl <= 0 {
+		ttl = s.opts.TokenTTL
+	}
+	iss, err := s.open(ctx, u, app, ttl, x.Browser)
 	if err != nil {
 		return nil, err
 	}

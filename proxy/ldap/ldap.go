@@ -158,8 +158,9 @@ type answer struct {
 	GroupMembership []string `json:"groupMembership"`
 }
 
-// ServeSignIn signs a user in with the fields username (or email) and
-// password of a POST to /user/session.
+// ServeSignIn signs a user in with the fields username (or email),
+// password and duration (minutes, as for a password login) of a POST to
+// /user/session.
 func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodPost {
 		return apierr.BadRequest("Sign-in through the LDAP service '%s' is a POST with username and password.", b.name)
@@ -180,6 +181,10 @@ func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 	if len(username) > 256 || len(password) > 1024 {
 		return apierr.BadRequest("The username or password is too long.")
 	}
+	lifetime, browser, err := b.e.LoginDuration(p)
+	if err != nil {
+		return user.APIError(err)
+	}
 	keys := identity.AttemptKeys(b.name, username, identity.ClientKey(r.RemoteAddr))
 	if err := b.e.CheckAttempt(ctx, keys); err != nil {
 		return user.APIError(err)
@@ -190,7 +195,7 @@ func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	b.e.SucceedAttempt(keys)
 	x := identity.External{Service: b.name, Subject: ent.Username, Email: ent.Email, Name: ent.DisplayName,
-		FirstName: ent.FirstName, LastName: ent.LastName, RoleID: b.cfg.DefaultRole}
+		FirstName: ent.FirstName, LastName: ent.LastName, RoleID: b.cfg.DefaultRole, Lifetime: lifetime, Browser: browser}
 	if *b.cfg.MapGroupToRole {
 		roles, err := b.appRoles(ent.Groups)
 		if err != nil {
@@ -206,7 +211,11 @@ func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 	if groups == nil {
 		groups = []string{}
 	}
-	w.Header().Set(user.HeaderSessionLifetime, strconv.FormatInt(int64(in.Lifetime/time.Minute), 10))
+	if in.Browser {
+		w.Header().Set(user.HeaderSessionLifetime, "browser")
+	} else {
+		w.Header().Set(user.HeaderSessionLifetime, strconv.FormatInt(int64(in.Lifetime/time.Minute), 10))
+	}
 	return writeJSON(w, answer{Response: in.Response, GroupMembership: groups})
 }
 

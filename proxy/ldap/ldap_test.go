@@ -156,6 +156,18 @@ func TestLDAPSignIn(t *testing.T) {
 				t.Fatalf("users named alice: %d", n)
 			}
 		})
+		t.Run("duration sets the session's lifetime", func(t *testing.T) {
+			for _, tc := range []struct {
+				duration any
+				status   int
+				lifetime string
+			}{{90, 200, "90"}, {0, 200, "browser"}, {-1, 400, ""}} {
+				r := e.in.API().Do(t, "POST", "/api/v2/user/session", map[string]any{"service": "corp", "username": "alice", "password": "wonderland", "duration": tc.duration})
+				if r.Status != tc.status || r.Header.Get("X-Platform-Session-Lifetime") != tc.lifetime {
+					t.Fatalf("duration %v: %d %q %s", tc.duration, r.Status, r.Header.Get("X-Platform-Session-Lifetime"), r.Body)
+				}
+			}
+		})
 		t.Run("a group change changes the role", func(t *testing.T) {
 			alice := "uid=alice," + people
 			dir.modify(t, "cn=admins,"+groups, func(r *goldap.ModifyRequest) { r.Add("member", []string{alice}) })

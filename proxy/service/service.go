@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
@@ -121,6 +122,9 @@ type Deps struct {
 	// Access answers role-based access questions for API documents; nil
 	// in a stack without roles, where every caller reaches everything.
 	Access AccessChecker
+	// ScriptTimeout is the time limit of one script run (scripted
+	// services); zero means the script engine's default.
+	ScriptTimeout time.Duration
 }
 
 // Target is what a request is for.

@@ -81,3 +81,25 @@ func BenchmarkCreate100(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkCreate1(b *testing.B) {
+	d := benchService(b)
+	body := res(rec("name", "new", "price", "12.50", "qty", 3, "active", true, "created", "2024-01-02 03:04:05", "notes", nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		if status, out := d.call(b, nil, "POST", "_table/item", body); status != 200 {
+			b.Fatalf("%d %s", status, out)
+		}
+	}
+}
+
+func BenchmarkPatchByID(b *testing.B) {
+	d := benchService(b)
+	body := rec("qty", 7, "notes", "patched")
+	b.ReportAllocs()
+	for b.Loop() {
+		if status, out := d.call(b, nil, "PATCH", "_table/item/1234", body); status != 200 {
+			b.Fatalf("%d %s", status, out)
+		}
+	}
+}

@@ -106,3 +106,28 @@ func TestFastReadsSchemaChange(t *testing.T) {
 		}
 	})
 }
+
+// TestWritesReusePreparedInTransaction checks that an UPDATE whose
+// statement the pool has prepared (a single update by id runs without a
+// transaction) runs inside a batch's transaction when reused there: a
+// batch with rollback undoes it; and that bound deletes roll back too.
+func TestWritesReusePreparedInTransaction(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		d := newDirect(t, cfg)
+		for _, s := range []step{
+			{name: "single update prepares", method: "PATCH", path: "_table/customer/1", body: rec("notes", "one"), status: 200,
+				contains: []string{`"id":1,`, `"notes":"one"`}},
+			{name: "single update of a missing record", method: "PATCH", path: "_table/customer/99", body: rec("notes", "x"), status: 404},
+			{name: "batch reuses it", method: "PATCH", path: "_table/customer?fields=id,notes", body: res(rec("id", 2, "notes", "two"), rec("id", 3, "notes", "three")), status: 200,
+				want: `{"resource":[{"id":2,"notes":"two"},{"id":3,"notes":"three"}]}`},
+			{name: "batch rolled back", method: "PATCH", path: "_table/customer?rollback=true", body: res(rec("id", 1, "notes", "changed"), rec("id", 99, "notes", "x")), status: 400},
+			{name: "first record of the rolled back batch unchanged", method: "GET", path: "_table/customer/1?fields=notes", status: 200, want: `{"notes":"one"}`},
+			{name: "delete by id", method: "DELETE", path: "_table/order_tag/1,1", status: 200, want: `{"order_id":1,"tag_id":1}`},
+			{name: "delete batch rolled back", method: "DELETE", path: "_table/order_tag?rollback=true", body: res(rec("order_id", 1, "tag_id", 2), rec("order_id", 9, "tag_id", 9)), status: 400},
+			{name: "record of the rolled back delete kept", method: "GET", path: "_table/order_tag/1,2", status: 200, want: `{"order_id":1,"tag_id":2}`},
+		} {
+			status, body := d.call(t, nil, s.method, s.path, s.body)
+			checkStep(t, s, status, body)
+		}
+	})
+}

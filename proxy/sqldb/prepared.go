@@ -216,15 +216,20 @@ func (q *tableReq) rows(ctx context.Context, db bun.IDB, sq *bun.SelectQuery, bs
 
 // query runs text with vals bound, as rows does.
 func (q *tableReq) query(ctx context.Context, db bun.IDB, text string, vals []any) (*sql.Rows, *cachedStmt, error) {
-	switch d := db.(type) {
-	case *bun.DB:
-		cs, err := q.b.statements(d.DB).get(ctx, text)
-		return queryStmt(ctx, cs, err, vals)
-	case bun.Tx:
-		rows, err := d.Tx.QueryContext(ctx, text, vals...)
-		return rows, nil, err
-	case bun.Conn:
-		rows, err := d.Conn.QueryContext(ctx, text, vals...)
+	st, cs, err := q.stmtFor(ctx, db, text)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st != nil {
+		rows, err := st.QueryContext(ctx, vals...)
+		cs.release()
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, cs, nil
+	}
+	if r := rawDB(db); r != nil {
+		rows, err := r.QueryContext(ctx, text, vals...)
 		return rows, nil, err
 	}
 	rows, err := db.QueryContext(ctx, text, vals...)
@@ -245,6 +250,61 @@ func queryStmt(ctx context.Context, cs *cachedStmt, err error, vals []any) (*sql
 	return rows, cs, nil
 }
 
+// stmtFor returns the prepared statement to run text with on db, and its
+// cache entry: on the pool, the cached statement (prepared on first use);
+// in a transaction, the cached statement bound to it (database/sql
+// prepares it once per connection) when the pool has prepared the text,
+// else nil: the text then runs one-off (preparing on the pool from inside
+// a transaction could wait for the connection the transaction holds).
+// The caller calls cs.release once its statement has started.
+func (q *tableReq) stmtFor(ctx context.Context, db bun.IDB, text string) (*sql.Stmt, *cachedStmt, error) {
+	switch d := db.(type) {
+	case *bun.DB:
+		cs, err := q.b.statements(d.DB).get(ctx, text)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cs.stmt, cs, nil
+	case bun.Tx:
+		c := q.b.stmts.Load()
+		if c == nil || c.db != q.db.DB {
+			return nil, nil, nil
+		}
+		c.mu.Lock()
+		el, ok := c.items[text]
+		cs := c.hit(el, ok)
+		c.mu.Unlock()
+		if cs == nil {
+			return nil, nil, nil
+		}
+		// A statement closed meanwhile is prepared again on the
+		// transaction's connection; the transaction closes it.
+		return d.Tx.StmtContext(ctx, cs.stmt), cs, nil
+	}
+	return nil, nil, nil
+}
+
+// sqlRunner is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+type sqlRunner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// rawDB returns the database/sql handle under db, which runs a text as it
+// is (bun's own methods would format it again); nil for another IDB.
+func rawDB(db bun.IDB) sqlRunner {
+	switch d := db.(type) {
+	case *bun.DB:
+		return d.DB
+	case bun.Tx:
+		return d.Tx
+	case bun.Conn:
+		return d.Conn
+	}
+	return nil
+}
+
 // newBinds returns the collector for a query on kind.
 func newBinds(kind dialects.Kind) *binds { return &binds{pg: kind == dialects.Postgres} }
 
@@ -256,22 +316,20 @@ func (q *tableReq) bound(query string, args []any) (string, []any) {
 	return text, bs.vals
 }
 
-// exec runs a statement with its values bound: prepared on db's pool, or
-// one-off on a transaction.
+// exec runs a statement with its values bound: prepared on db's pool,
+// or in a transaction as stmtFor says.
 func (q *tableReq) exec(ctx context.Context, db bun.IDB, query string, args []any) (sql.Result, error) {
 	text, vals := q.bound(query, args)
-	switch d := db.(type) {
-	case *bun.DB:
-		cs, err := q.b.statements(d.DB).get(ctx, text)
-		if err != nil {
-			return nil, err
-		}
+	st, cs, err := q.stmtFor(ctx, db, text)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
 		defer cs.release()
-		return cs.stmt.ExecContext(ctx, vals...)
-	case bun.Tx:
-		return d.Tx.ExecContext(ctx, text, vals...)
-	case bun.Conn:
-		return d.Conn.ExecContext(ctx, text, vals...)
+		return st.ExecContext(ctx, vals...)
+	}
+	if r := rawDB(db); r != nil {
+		return r.ExecContext(ctx, text, vals...)
 	}
 	return db.ExecContext(ctx, query, args...)
 }
@@ -279,18 +337,42 @@ func (q *tableReq) exec(ctx context.Context, db bun.IDB, query string, args []an
 // queryRow runs a one-row query with its values bound and scans it.
 func (q *tableReq) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
 	text, vals := q.bound(query, args)
-	switch d := db.(type) {
-	case *bun.DB:
-		cs, err := q.b.statements(d.DB).get(ctx, text)
-		if err != nil {
-			return err
-		}
+	st, cs, err := q.stmtFor(ctx, db, text)
+	if err != nil {
+		return err
+	}
+	if st != nil {
 		defer cs.release()
-		return cs.stmt.QueryRowContext(ctx, vals...).Scan(dest...)
-	case bun.Tx:
-		return d.Tx.QueryRowContext(ctx, text, vals...).Scan(dest...)
-	case bun.Conn:
-		return d.Conn.QueryRowContext(ctx, text, vals...).Scan(dest...)
+		return st.QueryRowContext(ctx, vals...).Scan(dest...)
+	}
+	if r := rawDB(db); r != nil {
+		return r.QueryRowContext(ctx, text, vals...).Scan(dest...)
 	}
 	return db.QueryRowContext(ctx, query, args...).Scan(dest...)
+}
+
+// countWhere returns how many records of the table match cond (with args) and
+// the grant's row condition, with the values bound.
+func (q *tableReq) countWhere(ctx context.Context, db bun.IDB, cond string, args []any) (int64, error) {
+	bs := newBinds(q.kind)
+	sq := q.whereBound(db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr("COUNT(*)"), cond, args, bs)
+	text, err := sq.AppendQuery(q.db.QueryGen(), nil)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	st, cs, err := q.stmtFor(ctx, db, string(text))
+	switch {
+	case err != nil:
+		return 0, err
+	case st != nil:
+		defer cs.release()
+		err = st.QueryRowContext(ctx, bs.vals...).Scan(&n)
+	case rawDB(db) != nil:
+		err = rawDB(db).QueryRowContext(ctx, string(text), bs.vals...).Scan(&n)
+	default:
+		n64, cerr := q.where(db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)), cond, args).Count(ctx)
+		n, err = int64(n64), cerr
+	}
+	return n, err
 }

@@ -185,6 +185,10 @@ var (
 // value with a time zone is converted to UTC.
 func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error) {
 	s = strings.TrimSpace(s)
+	// A zone (Z, +hh:mm, -hh:mm) can only follow the date: without one
+	// of those characters after it no zoned layout can match, and each
+	// failed time.Parse allocates its error.
+	zoned := len(s) > 10 && strings.ContainsAny(s[10:], "Z+-")
 	parse := func(layouts []string) (time.Time, bool) {
 		for _, l := range layouts {
 			if tm, err := time.Parse(l, s); err == nil {
@@ -192,6 +196,12 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 			}
 		}
 		return time.Time{}, false
+	}
+	parseZoned := func() (time.Time, bool) {
+		if !zoned {
+			return time.Time{}, false
+		}
+		return parse(zonedLayouts)
 	}
 	frac := func(tm time.Time) string {
 		if tm.Nanosecond() == 0 {
@@ -204,7 +214,7 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 		if tm, ok := parse(dateLayouts); ok {
 			return tm.Format("2006-01-02"), nil
 		}
-		if tm, ok := parse(zonedLayouts); ok {
+		if tm, ok := parseZoned(); ok {
 			return tm.UTC().Format("2006-01-02"), nil
 		}
 		if tm, ok := parse(dateTimeLayouts); ok {
@@ -217,7 +227,7 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 		}
 		return "", fmt.Errorf("a time such as 13:45:00")
 	}
-	if tm, ok := parse(zonedLayouts); ok {
+	if tm, ok := parseZoned(); ok {
 		tm = tm.UTC()
 		out := tm.Format("2006-01-02 15:04:05") + frac(tm)
 		if kind == dialects.Postgres && (t == dialects.TypeTimestampTZ || t == dialects.TypeDatetimeTZ) {

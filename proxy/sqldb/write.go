@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bun"
 
 	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/rowjson"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/filter"
 )
@@ -135,8 +137,7 @@ func keyJSON(cols []*dialects.Column, key []any) json.RawMessage {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		n, _ := json.Marshal(strings.ToLower(c.Name))
-		b = append(b, n...)
+		b = rowjson.AppendString(b, strings.ToLower(c.Name))
 		b = append(b, ':')
 		b = appendGo(b, key[i])
 	}
@@ -146,6 +147,8 @@ func keyJSON(cols []*dialects.Column, key []any) json.RawMessage {
 // appendGo appends a Go value bound or read for a key as JSON.
 func appendGo(b []byte, v any) []byte {
 	switch v := v.(type) {
+	case int64:
+		return strconv.AppendInt(b, v, 10)
 	case filter.Decimal:
 		return append(b, v...)
 	case []byte:
@@ -288,9 +291,9 @@ func (q *tableReq) create(ctx context.Context, w http.ResponseWriter) error {
 	return q.writeKeys(ctx, w, res, false)
 }
 
-// singleStatement reports whether creating recs is one INSERT: a single
-// record with no related records to write and no row filter to check
-// afterwards (which would need a transaction to undo it).
+// singleStatement reports whether writing recs is one INSERT or UPDATE: a
+// single record with no related records to write and no row filter to
+// check afterwards (which would need a transaction to undo it).
 func (q *tableReq) singleStatement(recs []record) bool {
 	if len(recs) != 1 || q.rowCond != "" || q.opts.rollback {
 		return false
@@ -417,7 +420,7 @@ func (q *tableReq) checkRowCond(ctx context.Context, tx bun.IDB, cols []*dialect
 		return apierr.Forbidden("Records of table '%s' cannot be checked against the role's record filter.", q.table.Name)
 	}
 	cond, args := q.keyCond(cols, [][]any{key})
-	n, err := q.where(tx.NewSelect().TableExpr("?", bun.Ident(q.table.Name)), cond, args).Count(ctx)
+	n, err := q.countWhere(ctx, tx, cond, args)
 	if err != nil {
 		return err
 	}
@@ -430,7 +433,7 @@ func (q *tableReq) checkRowCond(ctx context.Context, tx bun.IDB, cols []*dialect
 // exists reports whether a record with key is visible to the caller.
 func (q *tableReq) exists(ctx context.Context, tx bun.IDB, cols []*dialects.Column, key []any) (bool, error) {
 	cond, args := q.keyCond(cols, [][]any{key})
-	n, err := q.where(tx.NewSelect().TableExpr("?", bun.Ident(q.table.Name)), cond, args).Count(ctx)
+	n, err := q.countWhere(ctx, tx, cond, args)
 	return n > 0, err
 }
 
@@ -509,7 +512,7 @@ func (q *tableReq) updateOne(ctx context.Context, tx bun.IDB, cols []*dialects.C
 		sb.WriteString(" WHERE ")
 		sb.WriteString(cond)
 		args = append(args, cargs...)
-		res, err := tx.ExecContext(ctx, sb.String(), args...)
+		res, err := q.exec(ctx, tx, sb.String(), args)
 		if err != nil {
 			return nil, err
 		}
@@ -686,10 +689,20 @@ func (q *tableReq) updateByID(ctx context.Context, w http.ResponseWriter, id str
 	if err != nil {
 		return err
 	}
-	if _, err := q.batch(ctx, 1, "updated", func(ctx context.Context, tx bun.IDB, _ int) ([]any, []byte, error) {
+	if q.singleStatement([]record{rec}) {
+		// The UPDATE is atomic alone (the look for a record it did not
+		// change, and the INSERT of an upsert, change nothing or are
+		// atomic alone too): no transaction round trips.
+		if _, err := q.updateOne(ctx, q.db, cols, key, rec, replace); err != nil {
+			return q.b.dbError(err)
+		}
+	} else if _, err := q.batch(ctx, 1, "updated", func(ctx context.Context, tx bun.IDB, _ int) ([]any, []byte, error) {
 		k, err := q.updateOne(ctx, tx, cols, key, rec, replace)
 		return k, nil, err
 	}); err != nil {
+		return err
+	}
+	if ok, err := q.fastGetByID(ctx, w, id); ok {
 		return err
 	}
 	recs, err := q.fetchByKeys(ctx, q.db, cols, [][]any{key}, q.opts.fields)
@@ -721,7 +734,7 @@ func (q *tableReq) deleteOne(ctx context.Context, tx bun.IDB, cols []*dialects.C
 		text = "DELETE FROM ? WHERE (" + cond + ") AND (" + q.rowCond + ")"
 		args = append(args, q.rowCondArgs...)
 	}
-	res, err := tx.ExecContext(ctx, text, args...)
+	res, err := q.exec(ctx, tx, text, args)
 	if err != nil {
 		return nil, nil, err
 	}
