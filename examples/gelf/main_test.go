@@ -135,6 +135,10 @@ func TestStack(t *testing.T) {
 		dig(m, "_platform.session.app") != nil {
 		t.Errorf("refused call: %v", m)
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for conn.Stats().Sent < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // counted once the send returns
+	}
 	if st := conn.Stats(); st.Sent != 2 || st.Dropped != 0 {
 		t.Errorf("stats %+v", st)
 	}

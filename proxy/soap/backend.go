@@ -241,6 +241,15 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if truthy(q.Get("as_access_list")) {
+			// The components a role's access may name, as other services
+			// answer it: the root, everything, then each operation.
+			list := []string{"", "*"}
+			for _, op := range d.Operations {
+				list = append(list, op.Name)
+			}
+			return apierr.WriteJSON(w, http.StatusOK, map[string]any{"resource": list})
+		}
 		return apierr.WriteJSON(w, http.StatusOK, listOperations(d, q.Get("fields")))
 	case 1:
 	default:
@@ -370,6 +379,7 @@ func (b *Backend) Call(ctx context.Context, d *Definitions, op *Operation, args 
 	version := b.version(d.Version)
 	env := newEnvelope(version)
 	env.strict = strict
+	env.types, env.typeNS = d.types, d.typeNS
 	b.headers(env, query)
 	if op.Input == nil && b.ref == "" {
 		env.body = env.env.CreateElement("soap:Body")
@@ -418,6 +428,11 @@ func (b *Backend) Call(ctx context.Context, d *Definitions, op *Operation, args 
 	}
 	if len(data) > maxAnswerBytes {
 		return nil, apierr.BadGateway("Service '%s' answered with more than %d bytes.", b.set.Name, maxAnswerBytes)
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "multipart/") {
+		if data, err = unpackXOP(ct, data); err != nil {
+			return nil, apierr.BadGateway("Service '%s' sent an MTOM answer that could not be read: %v", b.set.Name, err)
+		}
 	}
 	parsed, perr := parseResponse(data)
 	if perr != nil {

@@ -6,7 +6,12 @@
 // mapped onto the operation's input message along the WSDL's XSD types
 // (element order, namespaces, arrays, nillable elements) in a SOAP 1.1 or
 // 1.2 envelope, document/literal or rpc/encoded as the binding says, and
-// the answer comes back as JSON typed from the schema. Faults become 500
+// the answer comes back as JSON typed from the schema. XSD attributes are
+// plain JSON members next to the child elements (simple content is "_"),
+// as PHP's SoapClient maps them; DreamFactory's "soapvar" objects give a
+// value its own xsi:type, encoding and element name; rpc/encoded arrays
+// are JSON lists sent as soapenc:Array; MTOM/XOP answers are read, their
+// included parts as base64. Faults become 500
 // with the fault text and code; an upstream that is down or slow becomes
 // 503 or 504. Every outbound connection (WSDL, imported schemas, calls)
 // goes through the platform's upstream allow list.

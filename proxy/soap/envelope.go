@@ -43,6 +43,12 @@ type envelope struct {
 	header  *etree.Element
 	body    *etree.Element
 	strict  bool // unknown JSON keys are errors (POST); GET ignores them
+	// types and typeNS are the WSDL's named complex types, for soapvar.
+	types  map[string]*ctype
+	typeNS map[string]string
+	// prefixes are the namespaces declared on the envelope for xsi:type
+	// and arrayType values.
+	prefixes map[string]string
 }
 
 func newEnvelope(version string) *envelope {
@@ -146,12 +152,17 @@ func (e *envelope) call(op *Operation, args map[string]any) error {
 			}
 			w.CreateAttr("soap:encodingStyle", enc)
 		}
+		if _, ok := soapVarOf(args); ok && len(op.Input) > 0 {
+			// A soapvar in place of the whole payload is the first part,
+			// as PHP passes the payload as the call's first argument.
+			args = map[string]any{op.Input[0].Name: args}
+		}
 		for _, p := range op.Input {
 			if err := e.member(w, "", p, args, op.Encoded); err != nil {
 				return err
 			}
 		}
-		return e.unknown(op.Input, args, op.Name)
+		return e.unknown(op.Input, nil, args, op.Name)
 	}
 	switch len(op.Input) {
 	case 0:
@@ -169,11 +180,12 @@ func (e *envelope) call(op *Operation, args map[string]any) error {
 			return err
 		}
 	}
-	return e.unknown(op.Input, args, op.Name)
+	return e.unknown(op.Input, nil, args, op.Name)
 }
 
-// unknown refuses keys that are no field (strict mode).
-func (e *envelope) unknown(fields []*node, args map[string]any, where string) error {
+// unknown refuses keys that are no field or attribute of c (strict
+// mode); c may be nil.
+func (e *envelope) unknown(fields []*node, c *ctype, args map[string]any, where string) error {
 	if !e.strict {
 		return nil
 	}
@@ -186,7 +198,10 @@ func (e *envelope) unknown(fields []*node, args map[string]any, where string) er
 				break
 			}
 		}
-		if !found && k != "soapvar" {
+		if c != nil && (c.attr(k) != nil || (k == "_" && c.Text != "")) {
+			found = true
+		}
+		if !found && !strings.EqualFold(k, "soapvar") {
 			extra = append(extra, k)
 		}
 	}
@@ -242,6 +257,67 @@ func (e *envelope) member(parent *etree.Element, defNS string, f *node, args map
 // repeated child, which a bare JSON list may fill.
 func arrayWrapper(c *ctype) bool { return len(c.Fields) == 1 && c.Fields[0].repeated() }
 
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// typeAttrs adds, in an encoded message, what SOAP encoding says of a
+// complex value: xsi:type naming its type and, for an array, the
+// soapenc array type and size (1.1) or item type and size (1.2).
+func (e *envelope) typeAttrs(el *etree.Element, f *node, c *ctype, v any) {
+	if c.Array == nil {
+		if f.TypeName != "" {
+			el.CreateAttr("xsi:type", e.prefixed(el, f.TypeNS, f.TypeName))
+		}
+		return
+	}
+	n := 0
+	switch x := v.(type) {
+	case []any:
+		n = len(x)
+	case map[string]any:
+		if items, ok := lookupArg(x, c.Fields[0].Name); ok {
+			if list, isList := items.([]any); isList {
+				n = len(list)
+			} else if items != nil {
+				n = 1
+			}
+		}
+	}
+	if e.version != "1.2" {
+		el.CreateAttr("xsi:type", "soapenc:Array")
+	}
+	e.arraySize(el, c, n)
+}
+
+// prefixed returns name qualified for an attribute value on el: "xsd:"
+// for the XSD namespace, else a prefix declared on the envelope.
+func (e *envelope) prefixed(el *etree.Element, space, name string) string {
+	switch space {
+	case "":
+		return name
+	case nsXSD, "http://www.w3.org/1999/XMLSchema", "http://www.w3.org/2000/10/XMLSchema":
+		return "xsd:" + name
+	case nsSOAPEnc:
+		el.CreateAttr("xmlns:soapenc", nsSOAPEnc)
+		return "soapenc:" + name
+	}
+	if p, ok := e.prefixes[space]; ok {
+		return p + ":" + name
+	}
+	// Declared once, on the envelope.
+	p := "ns" + strconv.Itoa(len(e.prefixes)+1)
+	if e.prefixes == nil {
+		e.prefixes = map[string]string{}
+	}
+	e.prefixes[space] = p
+	e.env.CreateAttr("xmlns:"+p, space)
+	return p + ":" + name
+}
+
 // newChild creates the element of f, declaring its namespace when it
 // differs from the inherited default.
 func newChild(parent *etree.Element, defNS string, f *node) *etree.Element {
@@ -261,6 +337,9 @@ func ns(f *node, defNS string) string {
 
 // element writes one occurrence of f with value v.
 func (e *envelope) element(parent *etree.Element, defNS string, f *node, v any, encoded bool, path string) error {
+	if sv, ok := soapVarOf(v); ok {
+		return e.soapVar(parent, defNS, f, sv, encoded, path)
+	}
 	el := newChild(parent, defNS, f)
 	inner := ns(f, defNS)
 	if v == nil {
@@ -285,8 +364,30 @@ func (e *envelope) element(parent *etree.Element, defNS string, f *node, v any, 
 		return nil
 	}
 	c := f.Complex
+	if encoded {
+		e.typeAttrs(el, f, c, v)
+	}
+	return e.content(el, inner, f.Name, c, v, encoded, path)
+}
+
+// content writes v as the content of el, of complex type c.
+func (e *envelope) content(el *etree.Element, inner, name string, c *ctype, v any, encoded bool, path string) error {
 	switch x := v.(type) {
 	case map[string]any:
+		for _, a := range c.Attrs {
+			av, ok := lookupArg(x, a.Name)
+			if !ok || av == nil {
+				if a.Required {
+					return badInput("Attribute '%s' is required.", joinPath(path, a.Name))
+				}
+				continue
+			}
+			text, err := scalarText(a.Scalar, av)
+			if err != nil {
+				return badInput("Attribute '%s': %v.", joinPath(path, a.Name), err)
+			}
+			el.CreateAttr(a.Name, text)
+		}
 		if c.Text != "" {
 			if tv, ok := lookupArg(x, "_"); ok {
 				text, err := scalarText(c.Text, tv)
@@ -298,16 +399,20 @@ func (e *envelope) element(parent *etree.Element, defNS string, f *node, v any, 
 		}
 		for _, sub := range c.Fields {
 			if err := e.member(el, inner, sub, x, encoded); err != nil {
-				if ie, ok := err.(*inputError); ok && path != "" && strings.HasPrefix(ie.msg, "Field '") && !strings.HasPrefix(ie.msg, "Field '"+path+".") {
-					ie.msg = "Field '" + path + "." + strings.TrimPrefix(ie.msg, "Field '")
+				if ie, ok := err.(*inputError); ok && path != "" {
+					for _, kind := range []string{"Field '", "Attribute '"} {
+						if strings.HasPrefix(ie.msg, kind) && !strings.HasPrefix(ie.msg, kind+path+".") {
+							ie.msg = kind + path + "." + strings.TrimPrefix(ie.msg, kind)
+						}
+					}
 				}
 				return err
 			}
 		}
 		if path == "" {
-			return e.unknown(c.Fields, x, f.Name)
+			return e.unknown(c.Fields, c, x, name)
 		}
-		return e.unknown(c.Fields, x, path)
+		return e.unknown(c.Fields, c, x, path)
 	case []any:
 		if arrayWrapper(c) {
 			return e.member(el, inner, c.Fields[0], map[string]any{c.Fields[0].Name: x}, encoded)
@@ -603,10 +708,29 @@ func decode(el *etree.Element, n *node) any {
 	}
 	c := n.Complex
 	kids := el.ChildElements()
-	if len(kids) == 0 && c.Text != "" {
+	if c.Array != nil {
+		// A SOAP-encoded array: every child is an item, whatever its name.
+		out := make([]any, 0, len(kids))
+		for _, k := range kids {
+			out = append(out, decode(k, c.Fields[0]))
+		}
+		return out
+	}
+	if len(kids) == 0 && c.Text != "" && len(c.Attrs) == 0 {
 		return typed(c.Text, el.Text())
 	}
 	o := newObj()
+	for _, a := range c.Attrs {
+		for _, x := range el.Attr {
+			if x.Key == a.Name && x.Space == "" {
+				o.set(a.Name, typed(a.Scalar, x.Value))
+			}
+		}
+	}
+	if c.Text != "" && len(kids) == 0 {
+		o.set("_", typed(c.Text, el.Text()))
+		return o
+	}
 	for _, k := range kids {
 		f := c.field(k.Tag)
 		v := decode(k, f)

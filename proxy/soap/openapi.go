@@ -31,6 +31,7 @@ func (b *Backend) OpenAPI(ctx context.Context) (*openapi3.T, error) {
 		"Every operation of the WSDL's binding, by name. refresh=true reads the WSDL again.")
 	list.AddParameter(service.QueryParam("refresh", "Read the WSDL again before answering.", openapi3.NewBoolSchema()).Value)
 	list.AddParameter(service.QueryParam("fields", "* adds description, action, style and access.", openapi3.NewStringSchema()).Value)
+	list.AddParameter(service.QueryParam("as_access_list", "Answer the components a role's access may name: \"\", \"*\" and each operation.", openapi3.NewBoolSchema()).Value)
 	service.AddResponse(list, http.StatusOK, "The operations.", service.SchemaRef(service.SchemaResourceList))
 	service.AddErrors(list, append(service.CommonErrors, http.StatusServiceUnavailable)...)
 	service.AddOperation(doc, "/", http.MethodGet, list)
@@ -92,11 +93,30 @@ func (g *docGen) component(name string, c *ctype) *openapi3.SchemaRef {
 
 // object is the schema of a complex type's content.
 func (g *docGen) object(c *ctype) *openapi3.Schema {
-	if len(c.Fields) == 0 && c.Text != "" {
+	if len(c.Fields) == 0 && c.Text != "" && len(c.Attrs) == 0 {
 		return g.scalar(c.Text)
+	}
+	if c.Array != nil {
+		// A SOAP-encoded array is a JSON list of its items.
+		arr := openapi3.NewArraySchema()
+		arr.Items = g.field(&node{Name: "item", Min: 1, Max: 1, Scalar: c.Fields[0].Scalar, Complex: c.Fields[0].Complex, TypeName: c.Fields[0].TypeName})
+		return arr
 	}
 	s := openapi3.NewObjectSchema()
 	s.Properties = openapi3.Schemas{}
+	for _, a := range c.Attrs {
+		p := g.scalar(a.Scalar)
+		p.Description = "attribute"
+		s.Properties[a.Name] = openapi3.NewSchemaRef("", p)
+		if a.Required {
+			s.Required = append(s.Required, a.Name)
+		}
+	}
+	if c.Text != "" {
+		p := g.scalar(c.Text)
+		p.Description = "the element's text"
+		s.Properties["_"] = openapi3.NewSchemaRef("", p)
+	}
 	for _, f := range c.Fields {
 		s.Properties[f.Name] = g.field(f)
 		if f.Min > 0 && !f.repeated() && !f.Nillable {

@@ -23,18 +23,49 @@ type node struct {
 	// Complex is the content of a complex element.
 	Complex *ctype
 	// TypeName names the element's named complex type ("" for anonymous
-	// ones), for the OpenAPI components.
-	TypeName string
+	// ones), for the OpenAPI components and xsi:type; TypeNS is its
+	// namespace.
+	TypeName, TypeNS string
 }
 
 // repeated reports whether the element may occur more than once.
 func (n *node) repeated() bool { return n.Max != 1 }
 
 // ctype is a complex type's content: child elements in sequence order,
-// and the base type of simple content.
+// the base type of simple content, and attributes.
 type ctype struct {
 	Fields []*node
 	Text   string
+	// Attrs are the type's attributes (its base type's first). In JSON
+	// they are plain members next to the child elements, as PHP's
+	// SoapClient maps them; simple content is the member "_".
+	Attrs []*attr
+	// Array is set for a SOAP-encoded array (a restriction of
+	// soapenc:Array): the items' type. Fields then holds one repeated
+	// "item" element of that type.
+	Array *qname
+}
+
+// attr is an attribute of a complex type.
+type attr struct {
+	Name     string
+	Scalar   string // its built-in base type
+	Required bool
+}
+
+// attr finds an attribute by name, exactly then case-insensitively.
+func (c *ctype) attr(name string) *attr {
+	for _, a := range c.Attrs {
+		if a.Name == name {
+			return a
+		}
+	}
+	for _, a := range c.Attrs {
+		if strings.EqualFold(a.Name, name) {
+			return a
+		}
+	}
+	return nil
 }
 
 // field finds a child by local name.
@@ -64,6 +95,11 @@ type schemaSet struct {
 	simple   map[qname]decl[*gowsdl.XSDSimpleType]
 	built    map[qname]*ctype
 	names    map[string]*ctype // named complex types, for documents
+	// arrays are the SOAP-encoded array types (restrictions of
+	// soapenc:Array, which gowsdl does not model) and their item types.
+	arrays map[qname]qname
+	// nsOf gives a named complex type's namespace, by local name.
+	nsOf map[string]string
 }
 
 func newSchemaSet() *schemaSet {
@@ -73,6 +109,8 @@ func newSchemaSet() *schemaSet {
 		simple:   map[qname]decl[*gowsdl.XSDSimpleType]{},
 		built:    map[qname]*ctype{},
 		names:    map[string]*ctype{},
+		arrays:   map[qname]qname{},
+		nsOf:     map[string]string{},
 	}
 }
 
@@ -183,7 +221,7 @@ func (s *schemaSet) typeInto(n *node, q qname) {
 	}
 	if d, ok := find(s.complex, q); ok {
 		n.Complex = s.named(qname{d.s.TargetNamespace, d.v.Name}, d)
-		n.TypeName = d.v.Name
+		n.TypeName, n.TypeNS = d.v.Name, d.s.TargetNamespace
 		return
 	}
 	if d, ok := find(s.simple, q); ok {
@@ -204,6 +242,13 @@ func (s *schemaSet) named(q qname, d decl[*gowsdl.XSDComplexType]) *ctype {
 	c := &ctype{}
 	s.built[q] = c
 	s.names[d.v.Name] = c
+	s.nsOf[d.v.Name] = q.Space
+	if item, ok := s.arrays[q]; ok {
+		n := &node{Name: "item", Min: 0, Max: -1}
+		s.typeInto(n, item)
+		c.Fields, c.Array = []*node{n}, &item
+		return c
+	}
 	*c = *s.content(d.v, d.s, 0)
 	return c
 }
@@ -217,6 +262,10 @@ func (s *schemaSet) content(t *gowsdl.XSDComplexType, x *gowsdl.XSDSchema, depth
 		if d, ok := find(s.complex, q); ok && !builtin(q) {
 			b := s.named(qname{d.s.TargetNamespace, d.v.Name}, d)
 			c.Fields = append(c.Fields, b.Fields...)
+			c.Attrs = append(c.Attrs, b.Attrs...)
+		}
+		for _, a := range t.ComplexContent.Extension.Attributes {
+			c.Attrs = append(c.Attrs, s.attribute(a, x))
 		}
 		for i := range t.ComplexContent.Extension.Sequence {
 			c.Fields = append(c.Fields, s.element(&t.ComplexContent.Extension.Sequence[i], x, false, depth))
@@ -234,6 +283,16 @@ func (s *schemaSet) content(t *gowsdl.XSDComplexType, x *gowsdl.XSDSchema, depth
 		if c.Text == "" {
 			c.Text = "string"
 		}
+		if n.Complex != nil { // simple content extending a complex type with simple content
+			c.Text = n.Complex.Text
+			c.Attrs = append(c.Attrs, n.Complex.Attrs...)
+		}
+		for _, a := range t.SimpleContent.Extension.Attributes {
+			c.Attrs = append(c.Attrs, s.attribute(a, x))
+		}
+	}
+	for _, a := range t.Attributes {
+		c.Attrs = append(c.Attrs, s.attribute(a, x))
 	}
 	for _, e := range t.Sequence {
 		c.Fields = append(c.Fields, s.element(e, x, false, depth))
@@ -249,6 +308,25 @@ func (s *schemaSet) content(t *gowsdl.XSDComplexType, x *gowsdl.XSDSchema, depth
 		}
 	}
 	return c
+}
+
+// attribute builds an attribute declared in schema x.
+func (s *schemaSet) attribute(a *gowsdl.XSDAttribute, x *gowsdl.XSDSchema) *attr {
+	out := &attr{Name: a.Name, Scalar: "string", Required: a.Use == "required" && a.Fixed == ""}
+	if out.Name == "" {
+		out.Name = local(a.Ref)
+	}
+	switch {
+	case a.SimpleType != nil:
+		out.Scalar = s.simpleBase(a.SimpleType, x, 0)
+	case a.Type != "":
+		n := &node{}
+		s.typeInto(n, resolveQName(a.Type, xmlnsOf(x)))
+		if n.Scalar != "" {
+			out.Scalar = n.Scalar
+		}
+	}
+	return out
 }
 
 // simpleBase follows a simple type's restrictions to its built-in base.

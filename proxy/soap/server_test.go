@@ -173,10 +173,87 @@ func (s *testServer) handle(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, fmt.Sprintf(`<m:multiplyResponse xmlns:m="urn:math"><return xsi:type="xsd:double">%g</return></m:multiplyResponse>`, float64(x)*y))
 	case call.Tag == "stats":
 		reply(http.StatusOK, `<m:statsResponse xmlns:m="urn:math"><count xsi:type="xsd:int">`+strconv.Itoa(len(text("label")))+`</count><ok xsi:type="xsd:boolean">1</ok></m:statsResponse>`)
+	case call.Tag == "Quote" && call.NamespaceURI() == "urn:shop":
+		total, currency, echo := 0.0, "", ""
+		for _, it := range call.SelectElements("item") {
+			sku := it.SelectAttrValue("sku", "")
+			if sku == "" {
+				fault("Client", "an item has no sku")
+				return
+			}
+			qty, err := strconv.Atoi(it.SelectAttrValue("qty", "1"))
+			price := it.FindElement("price")
+			if err != nil || price == nil {
+				fault("Client", "bad item "+sku)
+				return
+			}
+			p, _ := strconv.ParseFloat(price.Text(), 64)
+			total += p * float64(qty)
+			currency = price.SelectAttrValue("currency", "")
+			echo += fmt.Sprintf(`<item sku="%s" qty="%d" gift="%s"><name>%s</name><price currency="%s">%s</price></item>`,
+				sku, qty, it.SelectAttrValue("gift", "false"), it.FindElement("name").Text(), currency, price.Text())
+		}
+		reply(http.StatusOK, fmt.Sprintf(`<QuoteResponse xmlns="urn:shop"><total currency="%s">%g</total>%s</QuoteResponse>`, currency, total, echo))
+	case call.Tag == "Adopt" && call.NamespaceURI() == "urn:shop":
+		pet := call.FindElement("pet")
+		typ := ""
+		if pet != nil {
+			if a := pet.SelectAttr("xsi:type"); a != nil {
+				prefix, name, _ := strings.Cut(a.Value, ":")
+				typ = "{" + pet.NamespaceURI() + "}" + name
+				for e := pet; e != nil; e = e.Parent() {
+					if ns := e.SelectAttrValue("xmlns:"+prefix, ""); ns != "" {
+						typ = "{" + ns + "}" + name
+						break
+					}
+				}
+			}
+		}
+		age := ""
+		if a := call.FindElement("age"); a != nil {
+			age = a.SelectAttrValue("xsi:type", "") + "=" + a.Text()
+		}
+		reply(http.StatusOK, `<AdoptResponse xmlns="urn:shop"><AdoptResult>`+typ+" "+text("pet/name")+" "+text("pet/breed")+" "+age+`</AdoptResult></AdoptResponse>`)
+	case call.Tag == "GetDocument" && call.NamespaceURI() == "urn:shop":
+		// An MTOM/XOP answer: the envelope in the root part, the bytes in
+		// a part of their own.
+		const boundary = "MIMEBoundary_test"
+		w.Header().Set("Content-Type", `multipart/related; type="application/xop+xml"; boundary="`+boundary+`"; start="<root.message@example.org>"; start-info="text/xml"`)
+		fmt.Fprintf(w, "--%s\r\nContent-Type: application/xop+xml; charset=UTF-8; type=\"text/xml\"\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <root.message@example.org>\r\n\r\n", boundary)
+		fmt.Fprintf(w, `<?xml version="1.0"?><e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body><GetDocumentResponse xmlns="urn:shop"><name>%s.bin</name><content><xop:Include xmlns:xop="http://www.w3.org/2004/08/xop/include" href="cid:doc1%%40example.org"/></content></GetDocumentResponse></e:Body></e:Envelope>`, text("id"))
+		fmt.Fprintf(w, "\r\n--%s\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <doc1@example.org>\r\n\r\n", boundary)
+		_, _ = w.Write(mtomBytes)
+		fmt.Fprintf(w, "\r\n--%s--\r\n", boundary)
+	case call.Tag == "join" && call.NamespaceURI() == "urn:legacy":
+		words := call.FindElement("words")
+		if words == nil || words.SelectAttrValue("xsi:type", "") != "soapenc:Array" {
+			fault("Client", "words is not a SOAP array")
+			return
+		}
+		var list []string
+		for _, it := range words.ChildElements() {
+			list = append(list, it.Text()+"("+it.SelectAttrValue("xsi:type", "")+")")
+		}
+		reply(http.StatusOK, `<m:joinResponse xmlns:m="urn:legacy"><return xsi:type="xsd:string">`+strings.Join(list, text("sep"))+
+			" "+words.SelectAttrValue("soapenc:arrayType", "")+`</return></m:joinResponse>`)
+	case call.Tag == "sum" && call.NamespaceURI() == "urn:legacy":
+		pairs := call.FindElement("pairs")
+		total, keys := 0, ""
+		for _, it := range pairs.ChildElements() {
+			v, _ := strconv.Atoi(it.FindElement("value").Text())
+			total += v
+			keys += `<item xsi:type="xsd:string">` + it.FindElement("key").Text() + `</item>`
+		}
+		reply(http.StatusOK, fmt.Sprintf(`<m:sumResponse xmlns:m="urn:legacy"><total xsi:type="xsd:int">%d</total>`+
+			`<keys xmlns:soapenc="http://schemas.xmlsoap.org/soap/encoding/" xsi:type="soapenc:Array" soapenc:arrayType="xsd:string[%d]">%s</keys></m:sumResponse>`,
+			total, len(pairs.ChildElements()), keys))
 	default:
 		fault("Client", "unknown operation "+call.Tag)
 	}
 }
+
+// mtomBytes is the binary content of GetDocument's MTOM answer.
+var mtomBytes = []byte{0x00, 0x01, 0xfe, 0xff, '\r', '\n', '-', '-', 'x'}
 
 // checkWSSE verifies a UsernameToken's password digest.
 func checkWSSE(env *etree.Element, password string) string {

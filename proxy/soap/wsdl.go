@@ -44,6 +44,10 @@ type Definitions struct {
 	// Operations are in WSDL order.
 	Operations []*Operation
 	byName     map[string]*Operation
+	// types are the named complex types (soapvar's type_name) and
+	// typeNS their namespaces.
+	types  map[string]*ctype
+	typeNS map[string]string
 }
 
 // Operation is one operation of the binding.
@@ -129,6 +133,77 @@ type xPort struct {
 
 type xAddr struct {
 	Location string `xml:"location,attr"`
+}
+
+// arrayDoc reads what gowsdl does not model of a WSDL's schemas: the
+// SOAP-encoded array types (complexContent restrictions of
+// soapenc:Array) and the prefixes in scope.
+type arrayDoc struct {
+	Attrs   []xml.Attr    `xml:",any,attr"`
+	Schemas []arraySchema `xml:"types>schema"`
+}
+
+// arraySchema is one schema's array types.
+type arraySchema struct {
+	TargetNamespace string      `xml:"targetNamespace,attr"`
+	Attrs           []xml.Attr  `xml:",any,attr"`
+	Types           []arrayType `xml:"complexType"`
+}
+
+type arrayType struct {
+	Name        string `xml:"name,attr"`
+	Restriction *struct {
+		Base  string `xml:"base,attr"`
+		Attrs []struct {
+			Ref       string `xml:"ref,attr"`
+			ArrayType string `xml:"http://schemas.xmlsoap.org/wsdl/ arrayType,attr"`
+		} `xml:"attribute"`
+		Items []struct {
+			Type string `xml:"type,attr"`
+		} `xml:"sequence>element"`
+	} `xml:"complexContent>restriction"`
+}
+
+// prefixes adds the xmlns declarations among attrs to m.
+func prefixes(m map[string]string, attrs []xml.Attr) map[string]string {
+	out := make(map[string]string, len(m)+len(attrs))
+	for k, v := range m {
+		out[k] = v
+	}
+	for _, a := range attrs {
+		if a.Name.Space == "xmlns" {
+			out[a.Name.Local] = a.Value
+		} else if a.Name.Space == "" && a.Name.Local == "xmlns" {
+			out[""] = a.Value
+		}
+	}
+	return out
+}
+
+// addArrays records a schema's SOAP-encoded array types and their items'
+// type ("xsd:string[]" → xsd:string; a sequence's element type when the
+// restriction has no arrayType).
+func (s *schemaSet) addArrays(x arraySchema, outer map[string]string) {
+	xmlns := prefixes(outer, x.Attrs)
+	for _, t := range x.Types {
+		r := t.Restriction
+		if r == nil || local(r.Base) != "Array" {
+			continue
+		}
+		item := ""
+		for _, a := range r.Attrs {
+			if a.ArrayType != "" {
+				item, _, _ = strings.Cut(a.ArrayType, "[")
+			}
+		}
+		if item == "" && len(r.Items) > 0 {
+			item = r.Items[0].Type
+		}
+		if item == "" {
+			item = "xsd:anyType"
+		}
+		s.arrays[qname{x.TargetNamespace, t.Name}] = resolveQName(strings.TrimSpace(item), xmlns)
+	}
 }
 
 // wsdlDoc is one parsed WSDL document with the prefixes it declares.
@@ -264,6 +339,13 @@ func (l *loader) loadWSDL(ctx context.Context, ref string, docs *[]*wsdlDoc, set
 	if err := xml.Unmarshal(data, &d.b); err != nil {
 		return fmt.Errorf("the WSDL %s is not valid XML: %w", shortName(ref), err)
 	}
+	var arrays arrayDoc
+	if err := xml.Unmarshal(data, &arrays); err == nil {
+		outer := prefixes(nil, arrays.Attrs)
+		for _, x := range arrays.Schemas {
+			set.addArrays(x, outer)
+		}
+	}
 	*docs = append(*docs, d)
 	for _, s := range d.w.Types.Schemas {
 		if err := l.addSchema(ctx, ref, s, set); err != nil {
@@ -329,6 +411,10 @@ func (l *loader) loadXSD(ctx context.Context, ref string, set *schemaSet) error 
 	if err := xml.Unmarshal(data, s); err != nil {
 		return fmt.Errorf("the schema %s is not valid XML: %w", shortName(ref), err)
 	}
+	var arrays arraySchema
+	if err := xml.Unmarshal(data, &arrays); err == nil {
+		set.addArrays(arrays, nil)
+	}
 	return l.addSchema(ctx, ref, s, set)
 }
 
@@ -371,7 +457,7 @@ func build(docs []*wsdlDoc, set *schemaSet, version string) (*Definitions, error
 			break
 		}
 	}
-	defs := &Definitions{Version: pick.version, byName: map[string]*Operation{}}
+	defs := &Definitions{Version: pick.version, byName: map[string]*Operation{}, types: set.names, typeNS: set.nsOf}
 	if version != "" {
 		defs.Version = version
 	}
@@ -448,6 +534,11 @@ func build(docs []*wsdlDoc, set *schemaSet, version string) (*Definitions, error
 		}
 		defs.Operations = append(defs.Operations, op)
 		defs.byName[strings.ToLower(op.Name)] = op
+	}
+	// Every named complex type, for soapvar's type_name (an extension
+	// of an operation's type, say): built now, read-only from here on.
+	for q, d := range set.complex {
+		set.named(q, d)
 	}
 	return defs, nil
 }
