@@ -391,6 +391,12 @@ func (b *Backend) discover(ctx context.Context) (*gooidc.Provider, *gooidc.IDTok
 		dctx = gooidc.InsecureIssuerURLContext(dctx, "")
 	}
 	p, err := gooidc.NewProvider(dctx, issuer)
+	var mismatch *gooidc.IssuerMismatchError
+	if errors.As(err, &mismatch) && strings.TrimSuffix(mismatch.Discovered, "/") == issuer {
+		// The issuer ends in "/" (zitadel, Auth0, Okta's default): the
+		// document's address is the same either way.
+		p, err = gooidc.NewProvider(dctx, mismatch.Discovered)
+	}
 	if err != nil {
 		return nil, nil, "", badGateway(err, "The provider's discovery document could not be read")
 	}

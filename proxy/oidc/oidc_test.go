@@ -2,6 +2,7 @@ package oidc_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -242,5 +243,24 @@ func TestMicrosoftMultiTenant(t *testing.T) {
 	knobs(func() { p.extra = map[string]any{"xms_edov": true} })
 	if d := signIn(t, in, start, p.URL+"/authorize?", nil); d.status != 200 || d.body["id"] != a.body["id"] {
 		t.Fatalf("xms_edov: %d %v (want id %v)", d.status, d.body, a.body["id"])
+	}
+}
+
+// TestIssuerWithTrailingSlash: an issuer ending in "/" (zitadel, Auth0)
+// is found from its discovery document's address, which is the same with
+// or without the slash.
+func TestIssuerWithTrailingSlash(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	p := newProvider(t, "c")
+	p.slash = true
+	for i, doc := range []string{p.URL + "/.well-known/openid-configuration", p.URL + "/", p.URL} {
+		name := fmt.Sprintf("idp%d", i)
+		createService(t, in.Admin(t), map[string]any{"name": name, "label": name, "type": "oidc", "is_active": true, "config": map[string]any{
+			"discovery_document": doc, "client_id": "c", "redirect_url": in.URL + "/api/v2/" + name + "/sso?api_key=" + in.AdminKey}})
+		a := signIn(t, in, in.URL+"/api/v2/"+name+"/sso?api_key="+in.AdminKey, p.URL+"/authorize?", nil)
+		if a.status != 200 || a.body["email"] != "ann+"+name+"@example.org" {
+			t.Fatalf("%s: %d %v", doc, a.status, a.body)
+		}
 	}
 }

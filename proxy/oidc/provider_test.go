@@ -35,6 +35,8 @@ type provider struct {
 	tid, issTenant  string
 	noEmailVerified bool
 	extra           map[string]any
+	// slash: the issuer ends in "/", as zitadel's and Auth0's do.
+	slash bool
 }
 
 type grant struct{ nonce, challenge, redirect string }
@@ -55,6 +57,9 @@ func newProvider(t *testing.T, clientID string) *provider {
 		issuer := p.URL
 		if p.msTemplate {
 			issuer = p.URL + "/{tenantid}/v2.0"
+		}
+		if p.slash {
+			issuer += "/"
 		}
 		p.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{
@@ -133,6 +138,9 @@ func (p *provider) idToken(t *testing.T, nonce string) string {
 	if p.msTemplate {
 		claims["iss"] = p.URL + "/" + p.issTenant + "/v2.0"
 		claims["tid"] = p.tid
+	}
+	if p.slash {
+		claims["iss"] = p.URL + "/"
 	}
 	if p.noEmailVerified {
 		delete(claims, "email_verified")
