@@ -107,7 +107,19 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 		}
 	}
 	label := sc.name + "/" + engine
+	use := func(s *side) error {
+		if sc.prepare == nil {
+			return nil
+		}
+		return sc.prepare(ctx, r.env, kind, s.name)
+	}
+	if sc.prepare != nil {
+		defer sc.prepare(context.WithoutCancel(ctx), r.env, kind, "baseline")
+	}
 	for _, s := range []*side{b, p} {
+		if err := use(s); err != nil {
+			return nil, err
+		}
 		r.prog.step(label + " warm-up " + s.name)
 		if _, err := r.attack(s, 0, r.set.Warmup); err != nil {
 			return nil, err
@@ -120,6 +132,9 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 			order = []*side{p, b}
 		}
 		for _, s := range order {
+			if err := use(s); err != nil {
+				return nil, err
+			}
 			r.prog.step(fmt.Sprintf("%s %s %d/%d", label, s.name, round+1, r.set.Rounds))
 			prof := sc.name
 			if sc.perEngine {
@@ -140,6 +155,9 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 	rate = max(rate, 20)
 	out.LatencyRate = rate
 	for _, s := range []*side{b, p} {
+		if err := use(s); err != nil {
+			return nil, err
+		}
 		r.prog.step(fmt.Sprintf("%s %s at %d/s", label, s.name, rate))
 		res, err := r.attack(s, rate, r.set.Latency)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -24,6 +25,10 @@ type scenario struct {
 	// posted marks a write: the answers hold new ids, so they are compared
 	// with the ids masked.
 	posted bool
+	// prepare, when set, puts the instance in the state of one side
+	// ("portcullis" or "baseline") before that side's load, for scenarios
+	// that compare two states of Portcullis itself (see scriptscenario.go).
+	prepare func(ctx context.Context, e *env, kind dialects.Kind, side string) error
 }
 
 // scenarios in the order they run (writes last, so reads see the seeded
@@ -36,6 +41,8 @@ var scenarios = []scenario{
 	{name: "filtered", title: "filtered query, 25 rows", perEngine: true, targets: filteredTargets},
 	{name: "post", title: "POST one record", perEngine: true, targets: postTargets, posted: true},
 	{name: "rws", title: "rws call vs upstream", targets: rwsTargets},
+	scriptScenario("lua"),
+	scriptScenario("javascript"),
 }
 
 func scenarioNames() []string {

@@ -42,6 +42,9 @@
 // and generator prototypes and the global object itself are frozen when
 // a runtime is built (in sloppy mode a write to a builtin or an
 // undeclared global silently does nothing; in strict mode it throws).
+// platform.api is built once per runtime and frozen; a script without
+// allow_event_modification has its event not read back at all (the
+// stage would ignore it), which keeps an empty hook cheap.
 // Bounds: the time limit (Runtime.Interrupt when the run's context ends:
 // "Script error: time limit exceeded"; it stops JavaScript between
 // instructions, not inside one builtin call); a call depth of 500

@@ -262,6 +262,9 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
+	if !en.AllowModification {
+		ctx = context.WithValue(ctx, readOnlyKey{}, true)
+	}
 	res, err = en.r.run(ctx, ev, p)
 	if err != nil {
 		var a *Abort

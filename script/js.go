@@ -66,8 +66,18 @@ func jsSyntaxMessage(err error, name, src string) string {
 // jsScript is one compiled JavaScript script.
 type jsScript struct{ prg *goja.Program }
 
-// jsVM is one pooled sandboxed runtime.
-type jsVM struct{ rt *goja.Runtime }
+// jsVM is one pooled sandboxed runtime, with its platform.api object
+// (frozen, built once) calling through the run in progress.
+type jsVM struct {
+	rt  *goja.Runtime
+	api *goja.Object
+	ctx context.Context
+	p   Platform
+}
+
+// readOnlyKey marks the context of a run whose script may not modify the
+// event: its result is not read back.
+type readOnlyKey struct{}
 
 // jsPoolSize bounds the idle runtimes kept for reuse.
 const jsPoolSize = 64
@@ -167,10 +177,16 @@ func newJSSandbox() *jsVM {
 			_, err = f(goja.Undefined(), rt.ToValue(maxRep), rt.ToValue(jsMaxElems))
 		}
 	}
+	vm := &jsVM{rt: rt}
+	if err == nil {
+		vm.api = jsAPI(vm)
+		freeze, _ := goja.AssertFunction(rt.Get("Object").ToObject(rt).Get("freeze"))
+		_, err = freeze(goja.Undefined(), vm.api)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("script: building the JavaScript sandbox: %v", err)) // a bug, not input
 	}
-	return &jsVM{rt: rt}
+	return vm
 }
 
 func (s *jsScript) run(ctx context.Context, ev map[string]any, p Platform) (res Result, err error) {
@@ -179,7 +195,9 @@ func (s *jsScript) run(ctx context.Context, ev map[string]any, p Platform) (res 
 	reusable := false
 	stop := context.AfterFunc(ctx, func() { rt.Interrupt(ErrTimeLimit) })
 	watch := heapWatch.enter(rt)
+	vm.ctx, vm.p = ctx, p
 	defer func() {
+		vm.ctx, vm.p = nil, nil
 		heapWatch.leave(watch)
 		if r := recover(); r != nil {
 			err = jsError(r)
@@ -204,9 +222,13 @@ func (s *jsScript) run(ctx context.Context, ev map[string]any, p Platform) (res 
 	if err != nil {
 		return Result{}, err
 	}
-	ret, err := fn(goja.Undefined(), evObj, jsPlatform(ctx, rt, p))
+	ret, err := fn(goja.Undefined(), evObj, jsPlatform(vm))
 	if err != nil {
 		return Result{}, jsError(err)
+	}
+	if ctx.Value(readOnlyKey{}) != nil {
+		reusable = true
+		return Result{}, nil
 	}
 	out, err := fromJS(rt, evObj, 0)
 	if err != nil {
@@ -296,8 +318,28 @@ func jsStatus(v goja.Value) (int, bool) {
 	return 0, false
 }
 
-// jsPlatform builds the platform object of one run.
-func jsPlatform(ctx context.Context, rt *goja.Runtime, p Platform) *goja.Object {
+// jsPlatform builds the platform object of one run: the runtime's
+// frozen api object and this run's session.
+func jsPlatform(vm *jsVM) *goja.Object {
+	t := vm.rt.NewObject()
+	_ = t.Set("api", vm.api)
+	var sess map[string]any
+	if vm.p != nil {
+		sess = vm.p.Session()
+	}
+	sv, _ := toJS(vm.rt, sess, 0)
+	if goja.IsNull(sv) {
+		sv = vm.rt.NewObject()
+	}
+	_ = t.Set("session", sv)
+	return t
+}
+
+// jsAPI builds platform.api of a runtime: get, post, put, patch and
+// delete(path, payload) making inner calls through the Platform of the
+// run in progress.
+func jsAPI(vm *jsVM) *goja.Object {
+	rt := vm.rt
 	api := rt.NewObject()
 	for _, m := range []string{"get", "post", "put", "patch", "delete"} {
 		method := strings.ToUpper(m)
@@ -314,7 +356,8 @@ func jsPlatform(ctx context.Context, rt *goja.Runtime, p Platform) *goja.Object 
 				}
 				payload = v
 			}
-			if p == nil {
+			p, ctx := vm.p, vm.ctx
+			if p == nil || ctx == nil {
 				panic(rt.NewGoError(errors.New("platform.api is not available here")))
 			}
 			status, content, err := p.API(ctx, method, path.String(), payload)
@@ -331,18 +374,7 @@ func jsPlatform(ctx context.Context, rt *goja.Runtime, p Platform) *goja.Object 
 			return r
 		})
 	}
-	t := rt.NewObject()
-	_ = t.Set("api", api)
-	var sess map[string]any
-	if p != nil {
-		sess = p.Session()
-	}
-	sv, _ := toJS(rt, sess, 0)
-	if goja.IsNull(sv) {
-		sv = rt.NewObject()
-	}
-	_ = t.Set("session", sv)
-	return t
+	return api
 }
 
 // toJS converts a JSON-shaped Go value to a fresh JavaScript value (never

@@ -146,6 +146,20 @@ func TestJavaScript(t *testing.T) {
 	if want := []any{int64(1), "A", "undefined", "undefined", "undefined"}; !reflect.DeepEqual(res.Response["content"], want) {
 		t.Fatalf("after tampering: %v, want %v", res.Response["content"], want)
 	}
+	// platform.api is shared by the runs of one runtime, and frozen.
+	if _, err := runJS(t, "javascript", `platform.api.get = null; platform.api.evil = 1`, ev(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	res, err = runJS(t, "javascript", `return {content: [typeof platform.api.get, typeof platform.api.evil]}`, ev(), time.Second)
+	if err != nil || !reflect.DeepEqual(res.Response["content"], []any{"function", "undefined"}) {
+		t.Fatalf("after tampering with platform.api: %v %v", res.Response, err)
+	}
+	// Without allow_event_modification the result is not read back.
+	e := script.New([]script.Script{{Name: "n", Type: "javascript", Content: `event.request.x = 1; return {content: 1}`}}, script.Options{})
+	res, _, err = e.Run(context.Background(), "n", ev(), nil)
+	if err != nil || res.Request != nil || res.Response != nil {
+		t.Fatalf("read-only run: %+v %v", res, err)
+	}
 	// A script's changes stay in its run: the caller's event is untouched.
 	in := ev()
 	if _, err := runJS(t, "javascript", `event.request.parameters.limit = "1"`, in, time.Second); err != nil {
