@@ -88,9 +88,10 @@ type Config struct {
 	UpstreamAllow []string
 	// PublicURL is where clients reach this instance
 	// (https://api.example.com); links in mails (password reset,
-	// registration) that name a page of the instance start with it. Empty:
-	// such links stay relative. Never taken from a request's Host header,
-	// which a client chooses.
+	// registration) that name a page of the instance start with it, and so
+	// do the SAML service provider's entity id and ACS URL. Empty: such
+	// links stay relative (SAML services then use the request's host). Never
+	// taken from a request's Host header, which a client chooses.
 	PublicURL string
 	// ContractMaxAge is how old a schema may be when a write is checked
 	// under strict schema-contract enforcement; default one second.

@@ -25,7 +25,7 @@ type serveCmd struct {
 	MaxBody       int64         `help:"Largest request body in bytes." default:"16777216"`
 	MaxUpload     int64         `help:"Largest upload in bytes to a service that streams bodies to storage (file services)." default:"8589934592"`
 	UpstreamAllow []string      `help:"CIDRs and host names remote services may reach (default: any)."`
-	PublicURL     string        `help:"URL clients reach this instance at; links in password-reset and registration mails start with it (default: http://ADDR)." env:"PORTCULLIS_PUBLIC_URL"`
+	PublicURL     string        `help:"URL clients reach this instance at; links in password-reset and registration mails and SAML service provider URLs (entity id, ACS) start with it (default: http://ADDR)." env:"PORTCULLIS_PUBLIC_URL"`
 	ShutdownWait  time.Duration `help:"How long to wait for requests in flight on SIGINT/SIGTERM; then connections are closed and the process exits 0." default:"30s"`
 	ShutdownGrace time.Duration `help:"At SIGINT/SIGTERM, how long to keep answering new requests (with Connection: close, /healthz 503) before refusing new connections; part of the shutdown wait." default:"1s"`
 

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,6 +62,9 @@ type testIdP struct {
 	signer keyPair
 	forger keyPair
 	apiKey string
+	// spPublic and spReal, when set, map the SP's public base URL to
+	// where the IdP reads its metadata.
+	spPublic, spReal string
 
 	mu sync.Mutex
 	// The user.
@@ -112,6 +116,9 @@ func (p *testIdP) set(t *testing.T, knob func(p *testIdP, on bool)) {
 // GetServiceProvider reads the SP's metadata from its entity id.
 func (p *testIdP) GetServiceProvider(r *http.Request, id string) (*saml.EntityDescriptor, error) {
 	u := id
+	if p.spPublic != "" {
+		u = p.spReal + strings.TrimPrefix(u, p.spPublic)
+	}
 	if p.apiKey != "" {
 		u += "?api_key=" + url.QueryEscape(p.apiKey)
 	}

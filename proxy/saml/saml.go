@@ -28,6 +28,7 @@ import (
 	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/identity"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
@@ -99,7 +100,11 @@ func (t Type) New(ctx context.Context, svc *store.Service, deps service.Deps) (s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{name: svc.Name, cfg: cfg, e: e, hc: hc, publicURL: strings.TrimSuffix(deps.PublicURL, "/"), log: log}, nil
+	b := &Backend{name: svc.Name, cfg: cfg, e: e, hc: hc, publicURL: strings.TrimSuffix(deps.PublicURL, "/"), log: log}
+	if deps.Registry != nil {
+		b.snapshot = deps.Registry.Snapshot
+	}
+	return b, nil
 }
 
 // Backend signs users in through one identity provider.
@@ -110,6 +115,7 @@ type Backend struct {
 	hc        *http.Client
 	publicURL string
 	log       *slog.Logger
+	snapshot  func() *store.Snapshot
 
 	mu      sync.Mutex
 	idp     *saml.EntityDescriptor
@@ -479,14 +485,21 @@ func (b *Backend) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// apiKey is the API key the request carries (header or api_key).
-func apiKey(r *http.Request) string {
-	for _, h := range []string{"X-Platform-API-Key", "X-DreamFactory-API-Key"} {
-		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
-			return v
-		}
+// appKey is the API key of the caller's app (the pipeline identified it),
+// "" when there is none.
+func (b *Backend) appKey(ctx context.Context) string {
+	id := caller.IdentityFrom(ctx)
+	if id == nil || id.AppID == 0 || b.snapshot == nil {
+		return ""
 	}
-	return strings.TrimSpace(r.URL.Query().Get("api_key"))
+	snap := b.snapshot()
+	if snap == nil {
+		return ""
+	}
+	if app := snap.App(id.AppID); app != nil {
+		return app.APIKey
+	}
+	return ""
 }
 
 // serviceProvider is the SP as this request sees it: entity id
@@ -497,7 +510,7 @@ func (b *Backend) serviceProvider(r *http.Request, idp *saml.EntityDescriptor) *
 	base := b.baseURL(r) + "/api/v2/" + url.PathEscape(b.name)
 	md, _ := url.Parse(base + "/metadata")
 	acs, _ := url.Parse(base + "/acs")
-	if k := apiKey(r); k != "" {
+	if k := b.appKey(r.Context()); k != "" {
 		acs.RawQuery = url.Values{"api_key": {k}}.Encode()
 	}
 	sp := &saml.ServiceProvider{EntityID: md.String(), MetadataURL: *md, AcsURL: *acs, IDPMetadata: idp,

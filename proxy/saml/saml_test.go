@@ -13,12 +13,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beevik/etree"
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
+	"github.com/portcullis-dev/portcullis/proxy"
 	"github.com/portcullis-dev/portcullis/proxy/proxytest"
 	"github.com/portcullis-dev/portcullis/proxy/saml"
 	"github.com/portcullis-dev/portcullis/proxy/service"
@@ -345,6 +347,11 @@ func TestSAMLSignIn(t *testing.T) {
 		createService(t, in, "sso3", map[string]any{"idp_metadata_url": idp.URL + "/metadata", "default_role": roleID,
 			"sp_x509cert": sp.certPEM, "sp_privateKey": sp.keyPEM})
 		idp.set(t, func(p *testIdP, on bool) { p.encrypt = on })
+		// The private key reads masked.
+		if r := in.Admin(t).Do(t, "GET", "/api/v2/system/service?filter=name%3Dsso3", nil); r.Status != 200 ||
+			strings.Contains(string(r.Body), "PRIVATE KEY") || !strings.Contains(string(r.Body), `"sp_privateKey":"**********"`) {
+			t.Errorf("service read: %d %s", r.Status, r.Body)
+		}
 		a := get(t, in.URL+"/api/v2/sso3/sso?api_key="+in.AdminKey, nil)
 		if a.status != http.StatusFound || !strings.Contains(a.loc, "&Signature=") || !strings.Contains(a.loc, "&SigAlg=") {
 			t.Fatalf("start: %d %q", a.status, a.loc)
@@ -454,4 +461,42 @@ func configKeys() map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestSAMLAcrossInstances starts a sign-in on one instance, finishes it on
+// another (one system database, one public URL, as behind a load
+// balancer) and replays the answer to the first.
+func TestSAMLAcrossInstances(t *testing.T) {
+	t.Parallel()
+	sys := dbtest.Fresh(t, dialects.SQLite)
+	const public = "https://sso.example.com"
+	adjust := func(c *proxy.Config) { c.PublicURL = public }
+	a := proxytest.Start(t, sys, adjust)
+	b := proxytest.Start(t, sys, adjust)
+	if a.AdminKey != b.AdminKey {
+		t.Fatalf("instances disagree on the admin key")
+	}
+	idp := newTestIdP(t, a.AdminKey)
+	idp.spPublic, idp.spReal = public, a.URL
+	createService(t, a, "sso1", manualConfig(idp, createRole(t, a, "sso-users")))
+	deadline := time.Now().Add(5 * time.Second)
+	for get(t, b.URL+"/api/v2/sso1/metadata?api_key="+b.AdminKey, nil).status != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second instance never saw the service")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f := toIdP(t, a.URL+"/api/v2/sso1/sso?api_key="+a.AdminKey, idp)
+	if !strings.HasPrefix(f.action, public+"/api/v2/sso1/acs?") {
+		t.Fatalf("ACS %q is not on the public URL", f.action)
+	}
+	onB, onA := f, f
+	onB.action = b.URL + strings.TrimPrefix(f.action, public)
+	onA.action = a.URL + strings.TrimPrefix(f.action, public)
+	if r := onB.post(t); r.status != 200 || r.body["email"] != "ann+sso1@example.org" {
+		t.Fatalf("ACS on the second instance: %d %s", r.status, r.raw)
+	}
+	if r := onA.post(t); r.status != 401 || !strings.Contains(errMsg(r), "already been used") {
+		t.Fatalf("replay on the first instance: %d %s", r.status, r.raw)
+	}
 }

@@ -133,7 +133,7 @@ func (b *Backend) manifest(ctx context.Context) (object, error) {
 // secretKey reports whether a configuration key holds a credential.
 func secretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"password", "passwd", "secret", "token", "private_key", "api_key", "apikey", "credential"} {
+	for _, s := range []string{"password", "passwd", "secret", "token", "private_key", "privatekey", "api_key", "apikey", "credential"} {
 		if strings.Contains(k, s) {
 			return true
 		}
