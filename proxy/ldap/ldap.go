@@ -185,7 +185,8 @@ func (b *Backend) ServeSignIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return user.APIError(err)
 	}
-	keys := identity.AttemptKeys(b.name, username, identity.ClientKey(r.RemoteAddr))
+	// DOMAIN\user, user@domain and user are one account for the throttle.
+	keys := identity.AttemptKeys(b.name, bareName(username), identity.ClientKey(r.RemoteAddr))
 	if err := b.e.CheckAttempt(ctx, keys); err != nil {
 		return user.APIError(err)
 	}

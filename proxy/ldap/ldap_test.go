@@ -46,11 +46,12 @@ type env struct {
 	log                      *syncBuffer
 }
 
-func newEnv(t *testing.T, dir *slapd, sys dialects.Config) *env {
+func newEnv(t *testing.T, dir *slapd, sys dialects.Config, upstreamAllow ...string) *env {
 	t.Helper()
 	log := &syncBuffer{}
 	in := proxytest.Start(t, sys, func(c *proxy.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.UpstreamAllow = upstreamAllow
 	})
 	e := &env{in: in, dir: dir, admin: in.Admin(t), log: log}
 	role := func(name string) float64 {
@@ -299,6 +300,16 @@ func TestLDAPTransport(t *testing.T) {
 	}
 }
 
+func TestLDAPUpstreamAllowList(t *testing.T) {
+	dir := startSlapd(t)
+	e := newEnv(t, dir, dbtest.Fresh(t, dialects.SQLite), "10.0.0.0/8")
+	e.create(t, "corp", "ldap", e.ldapConfig(dir.LDAPS))
+	st, m := e.signIn(t, map[string]any{"service": "corp", "username": "alice", "password": "wonderland"})
+	if st != 502 || !strings.Contains(errMessage(m), "upstream allow list") {
+		t.Fatalf("%d %v", st, m)
+	}
+}
+
 func TestADSignIn(t *testing.T) {
 	dir := startSlapd(t)
 	e := newEnv(t, dir, dbtest.Fresh(t, dialects.SQLite))
@@ -333,6 +344,18 @@ func TestADSignIn(t *testing.T) {
 		st, m := e.signIn(t, map[string]any{"service": "ad", "username": "carol", "password": "lower"})
 		if st != 401 || errMessage(m) != ldap.MsgInvalidCredentials {
 			t.Fatalf("%d %v", st, m)
+		}
+	})
+	t.Run("the name's forms share one throttle count", func(t *testing.T) {
+		names := []string{"carol", `CORP\carol`, "Carol@corp.example.org", "carol", `corp\CAROL`}
+		for _, name := range names { // with the failure above: 6
+			if st, m := e.signIn(t, map[string]any{"service": "ad", "username": name, "password": "lower"}); st != 401 {
+				t.Fatalf("%s: %d %v", name, st, m)
+			}
+		}
+		st, m := e.signIn(t, map[string]any{"service": "ad", "username": "carol@corp.example.org", "password": "higher-further-faster"})
+		if st != 429 {
+			t.Fatalf("after 6 failures: %d %v", st, m)
 		}
 	})
 	t.Run("wrong service account", func(t *testing.T) {
