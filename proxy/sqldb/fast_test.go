@@ -131,3 +131,35 @@ func TestWritesReusePreparedInTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestDecimalWrites pins what each engine stores for decimals written by
+// POST and PATCH, bound as parameters (they were written into the text
+// before, with the same results): rounding to the column's scale, signs,
+// integers, and a value too large for the column.
+func TestDecimalWrites(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		d := newDirect(t, cfg)
+		sqlite := cfg.Kind == dialects.SQLite
+		pick := func(lite, other string) string {
+			if sqlite {
+				return lite
+			}
+			return other
+		}
+		for _, c := range []struct{ in, want string }{
+			{"12.505", pick("12.505", "12.51")}, {"12.5", "12.50"}, {"-0.5", "-0.50"}, {"7", "7.00"},
+			{"0.004", pick("0.004", "0.00")}, {"99999999.99", "99999999.99"}, {"00012.10", "12.10"},
+		} {
+			status, body := d.call(t, nil, "POST", "_table/customer?fields=balance", res(rec("name", "D", "balance", c.in)))
+			checkStep(t, step{name: "POST " + c.in, status: 200, want: `{"resource":[{"balance":` + c.want + `}]}`}, status, body)
+			status, body = d.call(t, nil, "PATCH", "_table/customer/1?fields=balance", rec("balance", c.in))
+			checkStep(t, step{name: "PATCH " + c.in, status: 200, want: `{"balance":` + c.want + `}`}, status, body)
+		}
+		status, body := d.call(t, nil, "POST", "_table/customer?fields=balance", res(rec("name", "D", "balance", "123456789.99")))
+		if sqlite {
+			checkStep(t, step{name: "too large", status: 200, want: `{"resource":[{"balance":123456789.99}]}`}, status, body)
+		} else {
+			checkStep(t, step{name: "too large", status: 400}, status, body)
+		}
+	})
+}

@@ -344,7 +344,7 @@ func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*d
 			sb.WriteString(", ")
 		}
 		sb.WriteString("?")
-		args = append(args, v.val)
+		args = append(args, setValue(v.val))
 	}
 	sb.WriteString(")")
 	// The key: given in the record, else returned by the database.
@@ -410,6 +410,19 @@ func (q *tableReq) insert(ctx context.Context, tx bun.IDB, rec record, cols []*d
 		return nil, nil
 	}
 	return key, nil
+}
+
+// setValue is v as the argument of a column assignment (INSERT, UPDATE
+// SET). A decimal is bound as its text, which every engine converts
+// exactly when it assigns it to the column, so that a write's text, and
+// its prepared statement, is the same whatever the number; comparisons
+// keep decimals in the text (MySQL compares text with a decimal as
+// floating point).
+func setValue(v any) any {
+	if d, ok := v.(filter.Decimal); ok {
+		return string(d)
+	}
+	return v
 }
 
 // checkRowCond fails with 403 unless the record with key satisfies the
@@ -507,7 +520,7 @@ func (q *tableReq) updateOne(ctx context.Context, tx bun.IDB, cols []*dialects.C
 				sb.WriteString(", ")
 			}
 			sb.WriteString("? = ?")
-			args = append(args, bun.Ident(v.col.Name), v.val)
+			args = append(args, bun.Ident(v.col.Name), setValue(v.val))
 		}
 		sb.WriteString(" WHERE ")
 		sb.WriteString(cond)
