@@ -145,6 +145,11 @@ func (s *luaScript) run(ctx context.Context, ev map[string]any, p Platform) (res
 	if err := L.PCall(0, 1, nil); err != nil {
 		return Result{}, luaError(err)
 	}
+	if ctx.Value(readOnlyKey{}) != nil {
+		// Without allow_event_modification the result is not read back.
+		ok = true
+		return Result{}, nil
+	}
 	ret := L.Get(-1)
 	out, err := fromLua(L, env.RawGetString("event"), 0)
 	if err != nil {
