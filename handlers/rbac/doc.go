@@ -76,7 +76,8 @@
 //     in); register, POST (open registration); profile, GET, POST, PUT
 //     and PATCH (the own profile).
 //   - oidc, oauth_google, oauth_azure_ad, oauth_microsoft-live,
-//     oauth_github and oauth_generic services: sso, GET and POST (the
+//     oauth_github, oauth_linkedin, oauth_bitbucket, oauth_facebook and
+//     oauth_generic services: sso, GET and POST (the
 //     sign-in redirect and the provider's callback; the backend checks
 //     state, code and ID token or user info).
 //   - saml services: sso, GET and POST (the redirect to the identity

@@ -37,6 +37,9 @@ var exceptions = []exception{
 	{typ: "oauth_microsoft-live", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                         // OAuth 2.0 sign-in and callback
 	{typ: "oauth_github", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                 // OAuth 2.0 sign-in and callback
 	{typ: "oauth_generic", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                // OAuth 2.0 sign-in and callback
+	{typ: "oauth_linkedin", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                               // OAuth 2.0 sign-in and callback
+	{typ: "oauth_bitbucket", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                              // OAuth 2.0 sign-in and callback
+	{typ: "oauth_facebook", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                               // OAuth 2.0 sign-in and callback
 	{typ: "saml", resource: "sso", verbs: verbs(http.MethodGet, http.MethodPost)},                                         // SAML sign-in start
 	{typ: "saml", resource: "acs", verbs: verbs(http.MethodPost)},                                                         // SAML assertion consumer service
 	{typ: "saml", resource: "metadata", verbs: verbs(http.MethodGet)},                                                     // SAML SP metadata

@@ -11,6 +11,12 @@
 //   - oauth_microsoft-live: the same with the consumers tenant.
 //   - oauth_github: plain OAuth 2.0; the user from the REST API's /user and
 //     the verified primary address from /user/emails.
+//   - oauth_linkedin: OpenID Connect, discovery at
+//     https://www.linkedin.com/oauth.
+//   - oauth_bitbucket: plain OAuth 2.0; /2.0/user and the confirmed
+//     primary address from /2.0/user/emails.
+//   - oauth_facebook: plain OAuth 2.0; the Graph API's /me (no e-mail
+//     verification flag, so users are keyed by their Facebook id).
 //   - oauth_generic (not in DreamFactory): plain OAuth 2.0 with a
 //     configured user-info endpoint and field mapping.
 //
@@ -44,7 +50,8 @@
 //
 // The e-mail rule. The account is keyed by e-mail, so an address is used
 // only when the provider vouches for it: email_verified true (Microsoft:
-// or xms_edov), GitHub's primary address marked verified, the generic
+// or xms_edov), GitHub's primary address marked verified (Bitbucket's
+// confirmed), the generic
 // type's verification field true (or trust_email). Then the user is
 // <local>+<service>@<domain> and a later sign-in links to it. An address
 // the provider says is not verified (email_verified false, GitHub's

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -139,6 +140,36 @@ func newGitHub(t *testing.T, clientID, secret string) *github {
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"uid": a.login, "mail": a.email, "confirmed": a.verified,
 			"profile": map[string]any{"display": "Ann Example"}}})
+	})
+	// Bitbucket Cloud's shapes.
+	mux.HandleFunc("GET /2.0/user", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := who(w, r)
+		if !ok {
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"uuid": fmt.Sprintf("{0000-%d}", a.id), "display_name": "Ann Example", "nickname": a.login})
+	})
+	mux.HandleFunc("GET /2.0/user/emails", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := who(w, r)
+		if !ok {
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"pagelen": 10, "values": []map[string]any{
+			{"email": a.email, "is_primary": true, "is_confirmed": a.verified, "type": "email"},
+			{"email": "other@example.net", "is_primary": false, "is_confirmed": true, "type": "email"},
+		}})
+	})
+	// Facebook's Graph API /me.
+	mux.HandleFunc("GET /me", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := who(w, r)
+		if !ok {
+			return
+		}
+		if r.URL.Query().Get("fields") == "" {
+			http.Error(w, "no fields", http.StatusBadRequest)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprint(a.id), "name": "Ann Example", "first_name": "Ann", "last_name": "Example", "email": a.email})
 	})
 	g.Server = httptest.NewServer(mux)
 	t.Cleanup(g.Close)

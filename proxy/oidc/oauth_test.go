@@ -285,3 +285,36 @@ func TestCallbackThrottled(t *testing.T) {
 		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
 }
+
+// TestBitbucketAndFacebook: the REST shapes of Bitbucket Cloud (user and
+// confirmed primary e-mail) and Facebook's Graph API (no verification
+// flag: keyed by id).
+func TestBitbucketAndFacebook(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	srv := newGitHub(t, "c", "s")
+	admin := in.Admin(t)
+	for _, tc := range []struct{ name, typ, user, email string }{
+		{"bb", "oauth_bitbucket", "/2.0/user", "ann+bb@example.org"},
+		{"fb", "oauth_facebook", "/me?fields=id,name,first_name,last_name,email", "4242+fb@fb.com"},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			createService(t, admin, map[string]any{"name": tc.name, "label": tc.name, "type": tc.typ, "is_active": true, "config": map[string]any{
+				"client_id": "c", "client_secret": "s", "redirect_url": in.URL + "/api/v2/" + tc.name + "/sso?api_key=" + in.AdminKey,
+				"auth_endpoint": srv.URL + "/login/oauth/authorize", "token_endpoint": srv.URL + "/login/oauth/access_token", "user_endpoint": srv.URL + tc.user}})
+			start := in.URL + "/api/v2/" + tc.name + "/sso?api_key=" + in.AdminKey
+			a := signIn(t, in, start, srv.URL+"/login/oauth/authorize?", nil)
+			if a.status != 200 || a.body["email"] != tc.email || a.body["name"] != "Ann Example" {
+				t.Fatalf("sign-in: %d %v", a.status, a.body)
+			}
+			if b := signIn(t, in, start, srv.URL+"/login/oauth/authorize?", nil); b.status != 200 || b.body["id"] != a.body["id"] {
+				t.Fatalf("second sign-in: %d %v", b.status, b.body)
+			}
+		})
+	}
+	srv.set(func(g *github) { g.account.verified = false })
+	a := signIn(t, in, in.URL+"/api/v2/bb/sso?api_key="+in.AdminKey, srv.URL+"/login/oauth/authorize?", nil)
+	if a.status != 401 || !strings.Contains(errMsg(a), "not verified") {
+		t.Fatalf("unconfirmed Bitbucket e-mail: %d %v", a.status, a.body)
+	}
+}

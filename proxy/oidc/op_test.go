@@ -200,6 +200,9 @@ func TestZitadelProvider(t *testing.T) {
 		{"google", "oauth_google", "", true, func(z *zitadelOP) map[string]any {
 			return map[string]any{"discovery_document": z.issuer + "/.well-known/openid-configuration"}
 		}},
+		{"linkedin", "oauth_linkedin", "/oauth", true, func(z *zitadelOP) map[string]any {
+			return map[string]any{"discovery_document": z.issuer}
+		}},
 		{"azure", "oauth_azure_ad", "/contoso.example/v2.0", false, func(z *zitadelOP) map[string]any {
 			return map[string]any{"authority_url": z.URL, "tenant_id": "contoso.example"}
 		}},

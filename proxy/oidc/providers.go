@@ -30,13 +30,20 @@ const (
 	TypeMicrosoftLive = "oauth_microsoft-live"
 	// TypeGitHub is GitHub (OAuth 2.0; the user from the REST API).
 	TypeGitHub = "oauth_github"
+	// TypeLinkedIn is LinkedIn (OpenID Connect, built-in discovery).
+	TypeLinkedIn = "oauth_linkedin"
+	// TypeBitbucket is Bitbucket Cloud (OAuth 2.0; the user from the
+	// REST API).
+	TypeBitbucket = "oauth_bitbucket"
+	// TypeFacebook is Facebook (OAuth 2.0; the user from the Graph API).
+	TypeFacebook = "oauth_facebook"
 	// TypeGeneric is any OAuth 2.0 provider with a user-info endpoint
 	// that answers JSON.
 	TypeGeneric = "oauth_generic"
 )
 
 // Names lists the types of this package in the order Types returns them.
-var Names = []string{TypeName, TypeGoogle, TypeAzureAD, TypeMicrosoftLive, TypeGitHub, TypeGeneric}
+var Names = []string{TypeName, TypeGoogle, TypeAzureAD, TypeMicrosoftLive, TypeGitHub, TypeLinkedIn, TypeBitbucket, TypeFacebook, TypeGeneric}
 
 // person is the user a provider vouches for, once its answer is verified.
 // Email is set only when the provider says the address is verified;
@@ -157,6 +164,17 @@ var profiles = map[string]*profile{
 		authURL: "https://github.com/login/oauth/authorize", tokenURL: "https://github.com/login/oauth/access_token",
 		userURL: "https://api.github.com/user", scopes: []string{"read:user", "user:email"}, fetch: fetchGitHub,
 		description: "Sign-in with GitHub accounts (OAuth 2.0 with PKCE; the user and its verified primary e-mail from the REST API)."},
+	TypeLinkedIn: {name: TypeLinkedIn, label: "LinkedIn OAuth", icon: "fa-linkedin", oidc: true, secretRequired: true,
+		issuer: func(Config) string { return "https://www.linkedin.com/oauth" }, scopes: []string{"email", "profile"}, verified: emailVerified,
+		description: "Sign-in with LinkedIn accounts (Sign In with LinkedIn using OpenID Connect; ID token verified)."},
+	TypeBitbucket: {name: TypeBitbucket, label: "Bitbucket OAuth", icon: "fa-bitbucket", secretRequired: true,
+		authURL: "https://bitbucket.org/site/oauth2/authorize", tokenURL: "https://bitbucket.org/site/oauth2/access_token",
+		userURL: "https://api.bitbucket.org/2.0/user", scopes: []string{"account", "email"}, fetch: fetchBitbucket,
+		description: "Sign-in with Bitbucket Cloud accounts (OAuth 2.0; the user and its confirmed primary e-mail from the REST API)."},
+	TypeFacebook: {name: TypeFacebook, label: "Facebook OAuth", icon: "fa-facebook", secretRequired: true,
+		authURL: "https://www.facebook.com/v21.0/dialog/oauth", tokenURL: "https://graph.facebook.com/v21.0/oauth/access_token",
+		userURL: "https://graph.facebook.com/v21.0/me?fields=id,name,first_name,last_name,email", scopes: []string{"email", "public_profile"}, fetch: fetchFacebook,
+		description: "Sign-in with Facebook accounts (OAuth 2.0; the user from the Graph API's /me). Facebook does not say whether the e-mail is verified, so users are keyed by their Facebook id."},
 	TypeGeneric: {name: TypeGeneric, label: "Generic OAuth 2.0", icon: "fa-sign-in", secretRequired: true, fetch: fetchGeneric,
 		description: "Sign-in through any OAuth 2.0 provider (authorization code with PKCE) whose user-info endpoint answers JSON; the fields are mapped in the configuration."},
 }
@@ -269,6 +287,70 @@ func fetchGitHub(ctx context.Context, b *Backend, tok *oauth2.Token) (person, er
 		}
 	}
 	return p, nil
+}
+
+// fetchBitbucket reads GET /2.0/user (uuid, display_name) and GET
+// /2.0/user/emails (the primary address, if Bitbucket marks it
+// confirmed).
+func fetchBitbucket(ctx context.Context, b *Backend, tok *oauth2.Token) (person, error) {
+	userURL := b.userURL()
+	var u struct {
+		UUID        string `json:"uuid"`
+		DisplayName string `json:"display_name"`
+		Nickname    string `json:"nickname"`
+	}
+	if err := b.getJSON(ctx, userURL, tok, &u); err != nil {
+		return person{}, err
+	}
+	id := strings.Trim(u.UUID, "{}")
+	if id == "" || strings.ContainsAny(id, "@ /") {
+		return person{}, fmt.Errorf("user info %s: no uuid", userURL)
+	}
+	p := person{Subject: id, Name: firstNonEmpty(u.DisplayName, u.Nickname)}
+	var emails struct {
+		Values []struct {
+			Email     string `json:"email"`
+			Primary   bool   `json:"is_primary"`
+			Confirmed bool   `json:"is_confirmed"`
+		} `json:"values"`
+	}
+	err := b.getJSON(ctx, strings.TrimSuffix(userURL, "/")+"/emails", tok, &emails)
+	var se *statusError
+	switch {
+	case errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound):
+		// The token lacks the email scope: no e-mail, not a failure.
+		return p, nil
+	case err != nil:
+		return person{}, err
+	}
+	for _, e := range emails.Values {
+		if e.Primary {
+			v := unverifiedEmail
+			if e.Confirmed {
+				v = verifiedEmail
+			}
+			p = p.withEmail(e.Email, v)
+		}
+	}
+	return p, nil
+}
+
+// fetchFacebook reads the Graph API's /me. Facebook gives no verification
+// flag, so its e-mail is not used (the user is keyed by its id).
+func fetchFacebook(ctx context.Context, b *Backend, tok *oauth2.Token) (person, error) {
+	var u struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		FirstName string `json:"first_name"`
+		LastName  string `json:"last_name"`
+	}
+	if err := b.getJSON(ctx, b.userURL(), tok, &u); err != nil {
+		return person{}, err
+	}
+	if _, err := strconv.ParseUint(u.ID, 10, 64); err != nil {
+		return person{}, fmt.Errorf("user info %s: no numeric id", b.userURL())
+	}
+	return person{Subject: u.ID, Name: u.Name, FirstName: u.FirstName, LastName: u.LastName}, nil
 }
 
 // fetchGeneric reads the configured user-info endpoint and maps its

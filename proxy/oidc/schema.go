@@ -67,10 +67,20 @@ func (t Type) ConfigSchema() []service.ConfigField {
 			service.ConfigField{Name: "name_field", Label: "Name field", Type: "string", Default: "name", Description: "The user-info field holding the display name."},
 			service.ConfigField{Name: "trust_email", Label: "Trust e-mail", Type: "boolean", Default: false, Description: "Use the e-mail when the answer has no verification field: only for a provider that gives verified addresses alone."})
 	default:
+		authHint, userHint := "", "Overrides the provider's user endpoint."
+		switch p.name {
+		case TypeGitHub:
+			authHint = " (GitHub Enterprise: https://<host>/login/oauth/authorize)"
+			userHint = "Overrides the REST API's /user (GitHub Enterprise: https://<host>/api/v3/user); /emails below it gives the verified primary e-mail."
+		case TypeBitbucket:
+			userHint = "Overrides the REST API's /2.0/user; /emails below it gives the confirmed primary e-mail."
+		case TypeFacebook:
+			userHint = "Overrides the Graph API's /me (with the fields id, name, first_name, last_name)."
+		}
 		fields = append(fields,
-			url("auth_endpoint", "Authorization endpoint", p.authURL, "Overrides the provider's authorization endpoint (GitHub Enterprise: https://<host>/login/oauth/authorize).", false),
+			url("auth_endpoint", "Authorization endpoint", p.authURL, "Overrides the provider's authorization endpoint"+authHint+".", false),
 			url("token_endpoint", "Token endpoint", p.tokenURL, "Overrides the provider's token endpoint.", false),
-			url("user_endpoint", "User endpoint", p.userURL, "Overrides the REST API's /user (GitHub Enterprise: https://<host>/api/v3/user); /emails below it gives the verified primary e-mail.", false))
+			url("user_endpoint", "User endpoint", p.userURL, userHint, false))
 	}
 	return fields
 }

@@ -93,6 +93,9 @@ func TestConfigValidation(t *testing.T) {
 		{oidc.TypeGeneric, `{` + base + `,"auth_endpoint":"https://a","token_endpoint":"https://a/t","user_endpoint":"https://a/u"}`, nil},
 		{oidc.TypeGeneric, `{` + base + `,"auth_endpoint":"https://a","token_endpoint":"http://a/t","user_endpoint":"https://a/u"}`, []string{"token_endpoint", "https"}},
 		{oidc.TypeGitHub, `[]`, []string{"config"}},
+		{oidc.TypeLinkedIn, `{` + base + `}`, nil},
+		{oidc.TypeFacebook, `{` + base + `}`, nil},
+		{oidc.TypeBitbucket, `{` + base + `,"user_endpoint":"http://api.bitbucket.example/2.0/user"}`, []string{"user_endpoint", "https"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.typ+" "+tc.config, func(t *testing.T) {
