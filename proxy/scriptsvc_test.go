@@ -58,13 +58,16 @@ return ['resource' => $event['resource'], 'x' => $event['request']['parameters']
 func TestScriptedServices(t *testing.T) {
 	in := proxytest.StartSQLite(t)
 	c := in.Admin(t)
-	must := func(r *proxytest.Response, want int) *proxytest.Response {
-		t.Helper()
-		if r.Status != want {
-			t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
+	mustT := func(t *testing.T) func(r *proxytest.Response, want int) *proxytest.Response {
+		return func(r *proxytest.Response, want int) *proxytest.Response {
+			t.Helper()
+			if r.Status != want {
+				t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
+			}
+			return r
 		}
-		return r
 	}
+	must := mustT(t)
 	must(c.Do(t, "POST", "/api/v2/db/_schema", map[string]any{"resource": []any{map[string]any{"name": "todo",
 		"field": []any{map[string]any{"name": "id", "type": "id"}, map[string]any{"name": "title", "type": "string"}}}}}), 200)
 	must(c.Do(t, "POST", "/api/v2/db/_table/todo", map[string]any{"resource": []any{
@@ -75,6 +78,7 @@ func TestScriptedServices(t *testing.T) {
 		{"python3", "python3", "PORTCULLIS_TEST_PYTHON"}, {"php", "php", "PORTCULLIS_TEST_PHP"},
 	} {
 		t.Run(tc.typ, func(t *testing.T) {
+			must := mustT(t)
 			if tc.env != "" {
 				bin := os.Getenv(tc.env)
 				if bin == "" {
@@ -120,7 +124,41 @@ func TestScriptedServices(t *testing.T) {
 		})
 	}
 
+	t.Run("inner calls pass RBAC with the script bit and skip limits", func(t *testing.T) {
+		must := mustT(t)
+		must(c.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
+			"name": "fan", "label": "fan", "type": "lua", "is_active": true, "config": map[string]any{"content": `
+local out = {}
+for i = 1, 5 do out[i] = platform.api.get("db/_table/todo").status_code end
+out[6] = platform.api.post("db/_table/todo", {resource = {{title = "no"}}}).status_code
+return out`}}}}), 201)
+		dbID := firstID(t, must(c.Do(t, "GET", "/api/v2/system/service?filter=name%3Ddb", nil), 200))
+		fanID := firstID(t, must(c.Do(t, "GET", "/api/v2/system/service?filter=name%3Dfan", nil), 200))
+		roleID := firstID(t, must(c.Do(t, "POST", "/api/v2/system/role", map[string]any{"resource": []any{map[string]any{
+			"name": "fan-role", "is_active": true, "role_service_access_by_role_id": []any{
+				map[string]any{"service_id": fanID, "component": "*", "verb_mask": 1, "requestor_mask": 1},
+				map[string]any{"service_id": dbID, "component": "_table/todo", "verb_mask": 1, "requestor_mask": 2},
+			}}}}), 201))
+		must(c.Do(t, "POST", "/api/v2/system/app", map[string]any{"resource": []any{map[string]any{
+			"name": "fan-app", "is_active": true, "type": 0, "role_id": roleID}}}), 201)
+		reader := &proxytest.Client{Inst: in, APIKey: appKey(t, c, "fan-app")}
+		must(c.Do(t, "POST", "/api/v2/system/limit", map[string]any{"resource": []any{map[string]any{
+			"name": "two a minute", "type": "instance", "rate": 2, "period": "minute", "is_active": true}}}), 201)
+		if err := in.Proxy.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			r := must(reader.Do(t, "GET", "/api/v2/fan", nil), 200)
+			if got := strings.TrimSpace(string(r.Body)); got != "[200,200,200,200,200,403]" {
+				t.Fatalf("call %d: inner statuses %s, want five 200s (script bit, no limit) and a 403 (no access)", i, got)
+			}
+		}
+		must(reader.Do(t, "GET", "/api/v2/fan", nil), 429)
+		// The role reaches the table only as a script.
+		must(reader.Do(t, "GET", "/api/v2/db/_table/todo", nil), 403)
+	})
 	t.Run("service_type lists the Script group", func(t *testing.T) {
+		must := mustT(t)
 		r := must(c.Do(t, "GET", "/api/v2/system/service_type?group=Script", nil), 200)
 		for _, want := range []string{`"lua"`, `"v8js"`, `"nodejs"`, `"python3"`, `"php"`, `"config_schema":[{"name":"content"`} {
 			if !strings.Contains(string(r.Body), want) {
@@ -129,6 +167,7 @@ func TestScriptedServices(t *testing.T) {
 		}
 	})
 	t.Run("a script file in DIR/scripts, and a record's content wins", func(t *testing.T) {
+		must := mustT(t)
 		dir := filepath.Join(in.Config.DataDir, "scripts")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
