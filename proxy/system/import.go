@@ -90,6 +90,7 @@ func (b *Backend) importPackage(w http.ResponseWriter, r *http.Request, body map
 			{"user", func(f fields) error { return im.user(f, false) }},
 			{"limit", im.limit}, {"cors", im.cors}, {"lookup", im.lookup},
 			{"event_script", im.eventScript}, {"email_template", im.emailTemplate}, {"custom", im.custom},
+			{"schema_contract", im.schemaContract},
 		}
 		for _, st := range steps {
 			for i, rec := range sections[st.name] {
@@ -126,7 +127,7 @@ func prefixed(err error, prefix string) error {
 
 // describe names a record of a package for messages.
 func describe(f fields) string {
-	for _, k := range []string{"email", "name", "path"} {
+	for _, k := range []string{"email", "name", "path", "service"} {
 		if s := f.stringOr(k); s != "" {
 			return s
 		}

@@ -25,7 +25,7 @@ const packageVersion = "0.1"
 // packageSections are the parts of a package's "system" member, in the
 // order they are exported and imported (references point backwards).
 var packageSections = []string{"service", "role", "app", "admin", "user", "limit", "cors", "lookup",
-	"event_script", "email_template", "custom"}
+	"event_script", "email_template", "custom", "schema_contract"}
 
 // servePackage serves GET /package (the manifest of what an export holds)
 // and POST /package: a body holding a package document ({"manifest",
@@ -116,6 +116,9 @@ func (b *Backend) manifest(ctx context.Context) (object, error) {
 				list = append(list, rec.only([]string{"email", "name", "first_name", "last_name"}))
 			case "cors":
 				v, _ := rec.get("path")
+				list = append(list, v)
+			case "schema_contract":
+				v, _ := rec.get("service")
 				list = append(list, v)
 			default:
 				v, _ := rec.get("name")
@@ -234,7 +237,7 @@ func (b *Backend) export(ctx context.Context, db bun.IDB, secrets bool, descript
 		{"admin", func(ctx context.Context) ([]object, error) { return x.users(ctx, "admin", true) }},
 		{"user", func(ctx context.Context) ([]object, error) { return x.users(ctx, "user", false) }},
 		{"limit", x.limits}, {"cors", x.cors}, {"lookup", x.globalLookups}, {"event_script", x.scripts},
-		{"email_template", x.templates}, {"custom", x.custom},
+		{"email_template", x.templates}, {"custom", x.custom}, {"schema_contract", x.contracts},
 	} {
 		out, err := part.fn(ctx)
 		if err != nil {
