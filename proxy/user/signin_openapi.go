@@ -47,7 +47,7 @@ func Document(doc *openapi3.T, admin bool) {
 		prefix, who, tag = "/admin", "administrator", "admin"
 	}
 	c := doc.Components
-	c.Schemas[compLogin] = openapi3.NewSchemaRef("", loginSchema())
+	c.Schemas[compLogin] = openapi3.NewSchemaRef("", loginSchema(admin))
 	c.Schemas[compSession] = openapi3.NewSchemaRef("", sessionSchema())
 	c.Schemas[compPassword] = openapi3.NewSchemaRef("", passwordSchema())
 	c.Schemas[compProfile] = openapi3.NewSchemaRef("", profileSchema())
@@ -145,7 +145,9 @@ func Document(doc *openapi3.T, admin bool) {
 	add("/register", http.MethodPost, reg)
 }
 
-func loginSchema() *openapi3.Schema {
+// loginSchema is the body of a sign-in; the users' one may name a
+// sign-in service (LDAP, Active Directory) that checks a username.
+func loginSchema(admin bool) *openapi3.Schema {
 	dur := openapi3.NewIntegerSchema().WithMin(0)
 	dur.Description = "Lifetime in minutes; 0 keeps the session while it is used. Default 24 hours."
 	s := openapi3.NewObjectSchema().
@@ -153,6 +155,11 @@ func loginSchema() *openapi3.Schema {
 		WithProperty("password", openapi3.NewStringSchema().WithFormat("password")).
 		WithProperty("duration", dur)
 	s.Required = []string{"email", "password"}
+	if !admin {
+		s.WithProperty("service", str("An LDAP or Active Directory service (see the environment's authentication.adldap) that checks username and password instead (also accepted as ?service=)."))
+		s.WithProperty("username", str("The directory user name, with service; email is accepted in its place."))
+		s.Required = []string{"password"}
+	}
 	return s
 }
 
