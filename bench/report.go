@@ -171,7 +171,7 @@ func summarise(results []*caseResult) summary {
 
 func printSummary(w io.Writer, s summary) {
 	if s.PipelineOK {
-		fmt.Fprintf(w, "\nfull pipeline (key, session, RBAC, %s): adds %.0f µs CPU and %.0f µs median latency per request (target ≤ 30 µs)\n",
+		fmt.Fprintf(w, "\nfull pipeline (key, session, RBAC, %s): adds %.0f µs CPU and %.0f µs median latency per request (target ≤ 15 µs CPU)\n",
 			"limits", s.PipelineCPUus, s.PipelineP50us)
 	}
 	if len(s.PerRow) > 0 {
