@@ -235,17 +235,6 @@ func (s *Engine) syncRoles(ctx context.Context, u *store.User, x External) error
 	return nil
 }
 
-// StateKey returns a 32-byte key for sealing sign-in state (OAuth state,
-// PKCE verifier, nonce) that every instance shares, derived from the
-// token signing secret.
-func (s *Engine) StateKey(ctx context.Context) ([]byte, error) {
-	k, err := s.signingKey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return deriveKey(k, "portcullis sign-in state"), nil
-}
-
 // deriveKey returns HMAC-SHA256(secret, label): a key for one purpose.
 func deriveKey(secret []byte, label string) []byte {
 	m := hmac.New(sha256.New, secret)

@@ -2,10 +2,6 @@ package oidc
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -454,58 +450,34 @@ func (b *Backend) allowedRedirect(s string) bool {
 	return err == nil && (u.Scheme == "https" || u.Scheme == ru.Scheme) && strings.EqualFold(u.Host, ru.Host)
 }
 
-// seal encrypts st into a state parameter.
+// seal encrypts st into a state parameter, bound to the service.
 func (b *Backend) seal(ctx context.Context, st sealed) (string, error) {
-	aead, err := b.aead(ctx)
-	if err != nil {
-		return "", err
-	}
 	plain, err := json.Marshal(st)
 	if err != nil {
 		return "", apierr.Internal(err)
 	}
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", apierr.Internal(err)
+	out, err := b.e.Seal(ctx, "oidc state "+b.name, plain)
+	if err != nil {
+		return "", user.APIError(err)
 	}
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(b.name))), nil
+	return out, nil
 }
 
 // open decrypts and checks a state parameter.
 func (b *Backend) open(ctx context.Context, state string) (*sealed, error) {
 	bad := apierr.Unauthorized("The sign-in state is missing, forged or expired; start the sign-in again.")
-	raw, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || state == "" {
+	plain, err := b.e.Open(ctx, "oidc state "+b.name, state)
+	switch {
+	case errors.Is(err, identity.ErrSealBroken):
 		return nil, bad
-	}
-	aead, err := b.aead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) < aead.NonceSize() {
-		return nil, bad
-	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(b.name))
-	if err != nil {
-		return nil, bad
+	case err != nil:
+		return nil, user.APIError(err)
 	}
 	var st sealed
 	if json.Unmarshal(plain, &st) != nil || st.Service != b.name || time.Now().Unix() > st.Expires {
 		return nil, bad
 	}
 	return &st, nil
-}
-
-func (b *Backend) aead(ctx context.Context) (cipher.AEAD, error) {
-	key, err := b.e.StateKey(ctx)
-	if err != nil {
-		return nil, user.APIError(err)
-	}
-	blk, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, apierr.Internal(err)
-	}
-	return cipher.NewGCM(blk)
 }
 
 // providerReason is the provider's error code and description.

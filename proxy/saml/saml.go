@@ -2,11 +2,7 @@ package saml
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -634,10 +630,6 @@ func (b *Backend) allowedRedirect(r *http.Request, s string) bool {
 // bound to the service. Without a redirect it stays under the 80 bytes
 // SAML bindings (3.4.3) ask of a RelayState.
 func (b *Backend) seal(ctx context.Context, st relay) (string, error) {
-	aead, err := b.aead(ctx)
-	if err != nil {
-		return "", err
-	}
 	id, err := hex.DecodeString(strings.TrimPrefix(st.RequestID, "id-"))
 	if err != nil || len(id) != 16 {
 		return "", apierr.Internal(fmt.Errorf("saml: request id %q", st.RequestID))
@@ -645,31 +637,23 @@ func (b *Backend) seal(ctx context.Context, st relay) (string, error) {
 	plain := binary.BigEndian.AppendUint64(nil, uint64(st.Expires.Unix()))
 	plain = append(plain, id...)
 	plain = append(plain, st.Redirect...)
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", apierr.Internal(err)
+	out, err := b.e.Seal(ctx, "saml relay state "+b.name, plain)
+	if err != nil {
+		return "", user.APIError(err)
 	}
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(b.name))), nil
+	return out, nil
 }
 
 // open decrypts and checks a RelayState. An answer without one (an
 // unsolicited, IdP-initiated response) is refused.
 func (b *Backend) open(ctx context.Context, state string) (*relay, error) {
 	bad := apierr.Unauthorized("The RelayState is missing, forged or expired (answers the identity provider sends unasked are not accepted); start the sign-in again.")
-	raw, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || state == "" {
+	plain, err := b.e.Open(ctx, "saml relay state "+b.name, state)
+	switch {
+	case errors.Is(err, identity.ErrSealBroken) || err == nil && len(plain) < 24:
 		return nil, bad
-	}
-	aead, err := b.aead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) < aead.NonceSize() {
-		return nil, bad
-	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(b.name))
-	if err != nil || len(plain) < 24 {
-		return nil, bad
+	case err != nil:
+		return nil, user.APIError(err)
 	}
 	st := &relay{Expires: time.Unix(int64(binary.BigEndian.Uint64(plain[:8])), 0),
 		RequestID: "id-" + hex.EncodeToString(plain[8:24]), Redirect: string(plain[24:])}
@@ -677,20 +661,6 @@ func (b *Backend) open(ctx context.Context, state string) (*relay, error) {
 		return nil, bad
 	}
 	return st, nil
-}
-
-func (b *Backend) aead(ctx context.Context) (cipher.AEAD, error) {
-	key, err := b.e.StateKey(ctx)
-	if err != nil {
-		return nil, user.APIError(err)
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("portcullis saml relay state"))
-	blk, err := aes.NewCipher(m.Sum(nil))
-	if err != nil {
-		return nil, apierr.Internal(err)
-	}
-	return cipher.NewGCM(blk)
 }
 
 // badGateway is the 502 for an identity provider that failed.
