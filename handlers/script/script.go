@@ -141,7 +141,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 	for _, sc := range pre {
 		res, _, err := e.Run(ctx, sc.Name, ev, plat)
 		if err != nil {
-			apierr.Write(w, runError(err))
+			apierr.Write(w, scriptevent.RunError(err))
 			return
 		}
 		if !sc.AllowModification {
@@ -194,7 +194,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 	for _, sc := range post {
 		res, _, err := e.Run(ctx, sc.Name, ev, plat)
 		if err != nil {
-			apierr.Write(w, runError(err))
+			apierr.Write(w, scriptevent.RunError(err))
 			return
 		}
 		if sc.AllowModification && res.Response != nil {
@@ -238,22 +238,6 @@ func (s *stage) enqueue(w http.ResponseWriter, r *http.Request, e *script.Engine
 			}
 		})
 	}
-}
-
-// runError turns an engine error into the envelope.
-func runError(err error) error {
-	var a *script.Abort
-	if errors.As(err, &a) {
-		return &apierr.Error{Status: a.Status, Message: a.Message}
-	}
-	if errors.Is(err, script.ErrUnavailable) {
-		return apierr.Unavailable("%v", err).WithCause(err)
-	}
-	var f *script.Failure
-	if errors.As(err, &f) {
-		return apierr.InternalMsg("%s", f.Error()).WithCause(err)
-	}
-	return apierr.InternalMsg("Script error: %v", err).WithCause(err)
 }
 
 // applyRequest merges event.request back into the request: parameters

@@ -110,23 +110,7 @@ func RedactHeader(h map[string][]string) map[string]any {
 // with credentials redacted. A query that does not parse keeps what did.
 func RedactQuery(raw string) map[string]any {
 	q, _ := url.ParseQuery(raw)
-	out := make(map[string]any, len(q))
-	for k, vs := range q {
-		if IsSensitive(k) {
-			out[k] = Redacted
-			continue
-		}
-		if len(vs) == 1 {
-			out[k] = redactString(vs[0])
-			continue
-		}
-		list := make([]any, len(vs))
-		for i, v := range vs {
-			list[i] = redactString(v)
-		}
-		out[k] = list
-	}
-	return out
+	return RedactHeader(q)
 }
 
 // RedactValue redacts a decoded JSON value in place, at any depth: every

@@ -18,6 +18,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/script"
 )
 
 // RequestEvent builds event.request of r (reading a JSON body, which
@@ -229,4 +230,22 @@ func (p *Platform) Session() map[string]any {
 		"app":  map[string]any{"id": p.ID.AppID, "name": p.ID.AppName},
 		"role": map[string]any{"id": p.ID.RoleID, "name": p.ID.RoleName},
 	}
+}
+
+// RunError turns a script engine's error into the envelope: an abort
+// keeps its status and message, an engine that cannot run here is a 503,
+// anything else a 500 "Script error: …".
+func RunError(err error) error {
+	var a *script.Abort
+	if errors.As(err, &a) {
+		return &apierr.Error{Status: a.Status, Message: a.Message}
+	}
+	if errors.Is(err, script.ErrUnavailable) {
+		return apierr.Unavailable("%v", err).WithCause(err)
+	}
+	var f *script.Failure
+	if errors.As(err, &f) {
+		return apierr.InternalMsg("%s", f.Error()).WithCause(err)
+	}
+	return apierr.InternalMsg("Script error: %v", err).WithCause(err)
 }

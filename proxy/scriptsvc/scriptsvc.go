@@ -23,7 +23,6 @@ package scriptsvc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -203,7 +202,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	plat := &scriptevent.Platform{Handler: b.api, ID: caller.IdentityFrom(r.Context())}
 	res, _, err := e.Run(r.Context(), b.eventName(), ev, plat)
 	if err != nil {
-		apierr.Write(w, runError(err))
+		apierr.Write(w, scriptevent.RunError(err))
 		return
 	}
 	resp := res.Response
@@ -211,22 +210,6 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp = map[string]any{"status_code": http.StatusOK, "content": res.Returned}
 	}
 	scriptevent.WriteResponse(w, resp, nil)
-}
-
-// runError turns an engine error into the envelope.
-func runError(err error) error {
-	var a *script.Abort
-	if errors.As(err, &a) {
-		return &apierr.Error{Status: a.Status, Message: a.Message}
-	}
-	if errors.Is(err, script.ErrUnavailable) {
-		return apierr.Unavailable("%v", err).WithCause(err)
-	}
-	var f *script.Failure
-	if errors.As(err, &f) {
-		return apierr.InternalMsg("%s", f.Error()).WithCause(err)
-	}
-	return apierr.InternalMsg("Script error: %v", err).WithCause(err)
 }
 
 // Close releases nothing: workers belong to the script engine.
