@@ -20,22 +20,7 @@ func (s *Engine) SignInBasic(ctx context.Context, id *caller.Identity, email, pa
 	if err != nil {
 		return nil, err
 	}
-	nid := &caller.Identity{Requestor: caller.API}
-	if id != nil {
-		c := *id
-		nid = &c
-	}
-	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, ""
-	acc := s.Resolve(u.ID, u.IsSysAdmin, nid.AppID)
-	switch {
-	case acc.Admin:
-		nid.Admin, nid.RoleID, nid.RoleName = true, 0, ""
-	case acc.RoleID != 0 && !acc.RoleActive:
-		return nil, forbidden(MsgRoleInactive)
-	default:
-		nid.Admin, nid.RoleID, nid.RoleName = false, acc.RoleID, acc.RoleName
-	}
-	return nid, nil
+	return s.callerAs(id, u, "")
 }
 
 // checkPassword returns the active, confirmed user whose credentials these

@@ -261,6 +261,14 @@ func (s *Engine) SignIn(ctx context.Context, id *caller.Identity, token string) 
 	if err != nil {
 		return nil, err
 	}
+	return s.callerAs(id, sess.User, sess.ID)
+}
+
+// callerAs returns a copy of id (nil: an API caller with no app) as user
+// u in session sessionID ("" for a request signed in by itself), with the
+// administrator flag or the role that governs u through id's app. A role
+// that is not active is Forbidden.
+func (s *Engine) callerAs(id *caller.Identity, u *store.User, sessionID string) (*caller.Identity, error) {
 	var nid *caller.Identity
 	if id != nil {
 		c := *id
@@ -268,8 +276,7 @@ func (s *Engine) SignIn(ctx context.Context, id *caller.Identity, token string) 
 	} else {
 		nid = &caller.Identity{Requestor: caller.API}
 	}
-	u := sess.User
-	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sess.ID
+	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sessionID
 	acc := s.Resolve(u.ID, u.IsSysAdmin, nid.AppID)
 	switch {
 	case acc.Admin:
