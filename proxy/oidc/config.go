@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // Config is the configuration of every type of this package: the `oidc`
@@ -99,7 +101,7 @@ func parseConfig(p *profile, raw json.RawMessage) (Config, error) {
 	}
 	if cfg.RedirectURL == "" {
 		errs = append(errs, errors.New("redirect_url is required"))
-	} else if err := httpURL(cfg.RedirectURL); err != nil {
+	} else if err := service.CheckHTTPURL(cfg.RedirectURL); err != nil {
 		errs = append(errs, fmt.Errorf("redirect_url: %w", err))
 	}
 	// endpoint checks an optional provider address: https, or http on a
@@ -154,21 +156,12 @@ func parseConfig(p *profile, raw json.RawMessage) (Config, error) {
 	return cfg, errors.Join(errs...)
 }
 
-// httpURL checks that s is an absolute http(s) URL.
-func httpURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", s)
-	}
-	return nil
-}
-
 // providerURL checks an address of the provider: the code, tokens and
 // user data travel to and from it, so it must be https; plain http is
 // admitted for a provider on this machine only (localhost, 127.0.0.0/8,
 // ::1), for development.
 func providerURL(s string) error {
-	if err := httpURL(s); err != nil {
+	if err := service.CheckHTTPURL(s); err != nil {
 		return err
 	}
 	u, _ := url.Parse(s)

@@ -122,7 +122,7 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 		errs = append(errs, fmt.Errorf("sp_nameIDFormat %q is not one of %s, %s, %s, %s", cfg.SPNameIDFormat, NameIDEmail, NameIDUnspecified, NameIDPersistent, NameIDTransient))
 	}
 	if cfg.IdPMetadataURL != "" {
-		if err := httpURL(cfg.IdPMetadataURL); err != nil {
+		if err := service.CheckHTTPURL(cfg.IdPMetadataURL); err != nil {
 			errs = append(errs, fmt.Errorf("idp_metadata_url: %w", err))
 		}
 	} else {
@@ -137,7 +137,7 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 		}
 	}
 	if cfg.IdPSSOURL != "" {
-		if err := httpURL(cfg.IdPSSOURL); err != nil {
+		if err := service.CheckHTTPURL(cfg.IdPSSOURL); err != nil {
 			errs = append(errs, fmt.Errorf("idp_singleSignOnService_url: %w", err))
 		}
 	}
@@ -182,21 +182,12 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	return cfg, errors.Join(errs...)
 }
 
-// httpURL checks that s is an absolute http(s) URL.
-func httpURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", s)
-	}
-	return nil
-}
-
 // appURL checks that s is a path on this host or an absolute http(s) URL.
 func appURL(s string) error {
 	if isLocalPath(s) {
 		return nil
 	}
-	if err := httpURL(s); err != nil {
+	if err := service.CheckHTTPURL(s); err != nil {
 		return fmt.Errorf("%q is neither a path on this host nor an http(s) URL", s)
 	}
 	return nil

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -15,6 +16,15 @@ func CheckHost(h string) error {
 		return errors.New("host: required")
 	case strings.ContainsAny(h, " /?#@"):
 		return fmt.Errorf("host: %q is not a host name or address", h)
+	}
+	return nil
+}
+
+// CheckHTTPURL checks that s is an absolute http(s) URL with a host.
+func CheckHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
 	}
 	return nil
 }
