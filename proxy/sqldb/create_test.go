@@ -1,30 +1,13 @@
 package sqldb_test
 
 import (
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
-	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/sqldb"
 )
-
-// post sends body as it is.
-func (d *direct) post(t testing.TB, g *caller.Grant, target, body string) (int, string) {
-	t.Helper()
-	req := httptest.NewRequestWithContext(t.Context(), "POST", "/api/v2/data/"+q(target), strings.NewReader(body))
-	path, _, _ := strings.Cut(target, "?")
-	ctx := service.WithTarget(req.Context(), &service.Target{Service: d.svc, Resource: path, Verb: "POST"})
-	if g != nil {
-		ctx = caller.WithGrant(ctx, g)
-	}
-	rec := httptest.NewRecorder()
-	d.b.ServeHTTP(rec, req.WithContext(ctx))
-	return rec.Code, rec.Body.String()
-}
 
 // TestFastCreateMatchesGeneral checks the POST of one record kept as text
 // (body.go, create.go) against the general path on a twin database: the
@@ -94,9 +77,9 @@ func TestFastCreateMatchesGeneral(t *testing.T) {
 		fast := newDirect(t, cfg)
 		general := newDirect(t, dbtest.Fresh(t, cfg.Kind))
 		for _, p := range posts {
-			fs, fb := fast.post(t, nil, p.target, p.body)
+			fs, fb := fast.call(t, nil, "POST", p.target, rawBody(p.body))
 			restore := sqldb.SetRawBodies(false)
-			gs, gb := general.post(t, nil, p.target, p.body)
+			gs, gb := general.call(t, nil, "POST", p.target, rawBody(p.body))
 			restore()
 			if fs != gs || fb != gb {
 				t.Errorf("POST %s %s:\n fast    %d %s\n general %d %s", p.target, p.body, fs, fb, gs, gb)
@@ -108,9 +91,9 @@ func TestFastCreateMatchesGeneral(t *testing.T) {
 			{Filters: []caller.Filter{{Name: "active", Operator: "=", Value: "true"}}},
 		} {
 			for _, body := range []string{`{"resource":[{"name":"G1"}]}`, `{"resource":[{"name":"G2","age":4}]}`, `{"resource":[{"name":"G3","active":false}]}`} {
-				fs, fb := fast.post(t, g, c, body)
+				fs, fb := fast.call(t, g, "POST", c, rawBody(body))
 				restore := sqldb.SetRawBodies(false)
-				gs, gb := general.post(t, g, c, body)
+				gs, gb := general.call(t, g, "POST", c, rawBody(body))
 				restore()
 				if fs != gs || fb != gb {
 					t.Errorf("POST %s as %+v:\n fast    %d %s\n general %d %s", body, g, fs, fb, gs, gb)
