@@ -20,3 +20,15 @@ func CachedStatements(b any) int {
 	defer c.mu.Unlock()
 	return c.lru.Len()
 }
+
+// CachedListReads is the number of compiled list reads b keeps for its
+// current schema.
+func CachedListReads(b any) int {
+	c := b.(*Backend).schema.Load()
+	if c == nil {
+		return 0
+	}
+	c.reads.mu.RLock()
+	defer c.reads.mu.RUnlock()
+	return len(c.reads.m)
+}
