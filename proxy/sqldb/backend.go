@@ -63,6 +63,10 @@ type cachedSchema struct {
 	shapes sync.Map // *dialects.Table → *shape
 	// reads caches the compiled list reads (listcache.go).
 	reads listReads
+	// inserts caches the INSERT of each table and set of columns
+	// (create.go); insertN counts what was stored, to bound it.
+	inserts sync.Map // insertKey → *insertShape
+	insertN atomic.Int32
 }
 
 var (

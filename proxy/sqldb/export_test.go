@@ -32,3 +32,11 @@ func CachedListReads(b any) int {
 	defer c.reads.mu.RUnlock()
 	return len(c.reads.m)
 }
+
+// SetRawBodies turns keeping a POST body of one record as text (body.go)
+// on or off, for tests comparing the fast path with the general one.
+func SetRawBodies(on bool) (restore func()) {
+	old := rawBodies
+	rawBodies = on
+	return func() { rawBodies = old }
+}

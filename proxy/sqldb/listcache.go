@@ -196,11 +196,12 @@ func (q *tableReq) runList(ctx context.Context, w http.ResponseWriter, lr *listR
 	if err != nil {
 		return q.b.dbError(err)
 	}
-	defer rows.Close()
 	rr, err := newRowReader(q.kind, rows, cs, lr.visible, lr.hints)
 	if err != nil {
+		rows.Close()
 		return q.b.dbError(err)
 	}
+	defer rr.release()
 	return q.stream(w, rr, o.limit, o.offset, total)
 }
 
