@@ -248,8 +248,9 @@ func (p *Proxy) plan(r *http.Request, pl *plan) error {
 	}
 	u.RawPath = escaped
 	prefix := forwardedPrefix(r, rest)
-	outQuery, keyQuery := p.query(r, values)
-	u.RawQuery = strings.Join(outQuery, "&")
+	withKey := p.cache != nil && r.Method == http.MethodGet
+	var keyQuery []string
+	u.RawQuery, keyQuery = p.query(r, values, withKey)
 	u.Fragment, u.RawFragment = "", ""
 
 	pl.prefix = prefix
@@ -285,7 +286,7 @@ func (p *Proxy) plan(r *http.Request, pl *plan) error {
 		pl.setHeader(name, []string{v})
 	}
 
-	if p.cache != nil && r.Method == http.MethodGet {
+	if withKey {
 		role := ""
 		if id := caller.IdentityFrom(r.Context()); id != nil {
 			role = fmt.Sprintf("%d", id.RoleID)
@@ -327,9 +328,8 @@ func resourcePath(r *http.Request) (string, error) {
 		matched := false
 		if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
 			matched = true
-		} else if segs := strings.Split(ep, "/"); len(segs) >= 4 {
-			svc, err1 := url.PathUnescape(segs[3])
-			cand := strings.Join(segs[4:], "/")
+		} else if seg, cand, ok := serviceSegment(ep); ok {
+			svc, err1 := url.PathUnescape(seg)
 			dec, err2 := url.PathUnescape(cand)
 			if err1 == nil && err2 == nil && t.Service != nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
 				rest, matched = cand, true
@@ -344,18 +344,50 @@ func resourcePath(r *http.Request) (string, error) {
 		}
 	}
 	rest = strings.TrimLeft(rest, "/")
-	for _, seg := range strings.Split(rest, "/") {
+	for seg := range strings.SplitSeq(rest, "/") {
 		dec, err := url.PathUnescape(seg)
 		if err != nil {
 			return "", apierr.BadRequest("Invalid resource path: %v", err)
 		}
-		for _, part := range strings.FieldsFunc(dec, func(c rune) bool { return c == '/' || c == '\\' }) {
-			if part == "." || part == ".." {
-				return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
-			}
+		if hasDotPart(dec) {
+			return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
 		}
 	}
 	return rest, nil
+}
+
+// serviceSegment splits an escaped path of the router's shape,
+// /api/v2/{service}/{resource}, into its fourth segment (the service) and
+// what follows it; ok is false when the path has fewer than three slashes.
+func serviceSegment(ep string) (seg, rest string, ok bool) {
+	i := 0
+	for range 3 {
+		j := strings.IndexByte(ep[i:], '/')
+		if j < 0 {
+			return "", "", false
+		}
+		i += j + 1
+	}
+	seg, rest, _ = strings.Cut(ep[i:], "/")
+	return seg, rest, true
+}
+
+// hasDotPart reports whether a decoded segment, split at '/' and '\\',
+// holds a "." or ".." part.
+func hasDotPart(dec string) bool {
+	for len(dec) > 0 {
+		i := strings.IndexAny(dec, "/\\")
+		part := dec
+		if i >= 0 {
+			part, dec = dec[:i], dec[i+1:]
+		} else {
+			dec = ""
+		}
+		if part == "." || part == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // forwardedPrefix returns the public path the upstream's base path is
@@ -364,14 +396,10 @@ func resourcePath(r *http.Request) (string, error) {
 // "/api/v2/weather" or "/portcullis/api/v2/weather". "" when it cannot be
 // told.
 func forwardedPrefix(r *http.Request, rest string) string {
-	if r.RequestURI == "" {
+	p, ok := requestPath(r.RequestURI)
+	if !ok {
 		return ""
 	}
-	u, err := url.ParseRequestURI(r.RequestURI)
-	if err != nil {
-		return ""
-	}
-	p := u.EscapedPath()
 	if rest != "" {
 		var ok bool
 		if p, ok = strings.CutSuffix(p, rest); !ok {
@@ -385,13 +413,58 @@ func forwardedPrefix(r *http.Request, rest string) string {
 	return p
 }
 
+// requestPath returns the escaped path of a request line's target, as
+// url.ParseRequestURI and EscapedPath give it; ok is false when the target
+// does not parse. A path of plain characters (no escapes) is its own
+// escaped form, read without parsing.
+func requestPath(uri string) (string, bool) {
+	if uri == "" {
+		return "", false
+	}
+	p, q, _ := strings.Cut(uri, "?")
+	plain := p != "" && p[0] == '/'
+	for i := 0; plain && i < len(p); i++ {
+		plain = plainPathByte(p[i])
+	}
+	for i := 0; plain && i < len(q); i++ {
+		plain = q[i] >= 0x20 && q[i] != 0x7f
+	}
+	if plain {
+		return p, true
+	}
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		return "", false
+	}
+	return u.EscapedPath(), true
+}
+
+// plainPathByte reports whether c stands for itself in an escaped path:
+// an unreserved or sub-delimiter character, ':', '@' or '/'.
+func plainPathByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
+}
+
 // query builds the forwarded query (the base URL's, the client's minus
 // platform credentials, exclusions and parameters the configuration
-// replaces, then the configured ones) and the query the cache key sees.
-func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []string) {
+// replaces, then the configured ones) and, when withKey is set, the query
+// the cache key sees. When that leaves the client's query as it was, it is
+// returned as it is.
+func (p *Proxy) query(r *http.Request, values map[string]string, withKey bool) (string, []string) {
+	var buf [16]string
+	out := buf[:0]
+	var key []string
+	// same: out is, so far, the client's query unchanged.
+	same := p.base.RawQuery == ""
 	if p.base.RawQuery != "" {
 		out = append(out, p.base.RawQuery)
-		key = append(key, p.base.RawQuery)
+		if withKey {
+			key = append(key, p.base.RawQuery)
+		}
 	}
 	added := map[string]bool{}
 	for _, q := range p.cfg.Parameters {
@@ -399,8 +472,9 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 			added[strings.ToLower(q.Name)] = true
 		}
 	}
-	for _, piece := range strings.Split(r.URL.RawQuery, "&") {
+	for piece := range strings.SplitSeq(r.URL.RawQuery, "&") {
 		if piece == "" {
+			same = same && r.URL.RawQuery == ""
 			continue
 		}
 		rawName, _, _ := strings.Cut(piece, "=")
@@ -409,6 +483,7 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 			name = rawName
 		}
 		if isPlatformParameter(name) || added[strings.ToLower(name)] {
+			same = false
 			continue
 		}
 		outbound, inKey := true, true
@@ -419,8 +494,10 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 		}
 		if outbound {
 			out = append(out, piece)
+		} else {
+			same = false
 		}
-		if inKey {
+		if inKey && withKey {
 			key = append(key, piece)
 		}
 	}
@@ -438,10 +515,16 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 		}
 		if !q.NotOutbound {
 			out = append(out, piece)
+			same = false
 		}
-		key = append(key, piece)
+		if withKey {
+			key = append(key, piece)
+		}
 	}
-	return out, key
+	if same {
+		return r.URL.RawQuery, key
+	}
+	return strings.Join(out, "&"), key
 }
 
 // platformBearer reports whether r's Authorization header carries the
