@@ -16,6 +16,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/service"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -133,17 +134,6 @@ func (b *Backend) manifest(ctx context.Context) (object, error) {
 	return out, nil
 }
 
-// secretKey reports whether a configuration key holds a credential.
-func secretKey(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range []string{"password", "passwd", "secret", "token", "private_key", "privatekey", "api_key", "apikey", "credential"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // redactConfig removes credentials from a service configuration, recording
 // each removed path.
 func redactConfig(raw json.RawMessage, path string, redacted *[]string) json.RawMessage {
@@ -159,7 +149,7 @@ func redactConfig(raw json.RawMessage, path string, redacted *[]string) json.Raw
 	for _, k := range keys {
 		v := m[k]
 		switch {
-		case secretKey(k):
+		case service.SecretKey(k):
 			if !isNullJSON(v) && string(v) != `""` {
 				delete(m, k)
 				*redacted = append(*redacted, path+"."+k)

@@ -269,3 +269,74 @@ func TestPackageImportEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestPackageSecretsOnlyRedacted exports without secrets and imports the
+// result: keys that merely name a credential in passing (the user
+// service's password_email_service_id, an OAuth token_endpoint) survive,
+// and passwords, client secrets, private keys and API keys do not.
+func TestPackageSecretsOnlyRedacted(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		src := newEnv(t, cfg)
+		src.createID("service", map[string]any{"name": "vault", "label": "Vault", "type": "pgsql",
+			"config": map[string]any{"database": "v", "host": "db.internal", "username": "app",
+				"password": "s-password", "client_secret": "s-client", "sp_privateKey": "s-spkey",
+				"private_key": "s-pkey", "api_key": "s-apikey", "ntlm_password": "s-ntlm",
+				"token_endpoint": "https://idp.example.com/token", "wsse_username_token": "UsernameToken-1",
+				"options": map[string]any{"api_token": "s-token", "mode": "x"}}})
+		userConfig := func(e *env) map[string]any {
+			t.Helper()
+			for _, s := range e.must(http.StatusOK, http.MethodGet, "service?filter=name%3D'user'", nil).list(t) {
+				return s["config"].(map[string]any)
+			}
+			t.Fatal("no user service")
+			return nil
+		}
+		srcUser := userConfig(src)
+		for _, k := range []string{"password_email_service_id", "password_email_template_id"} {
+			if v, ok := srcUser[k]; !ok || v == nil || v == secretMask {
+				t.Fatalf("user config %s = %v (%v)", k, v, srcUser)
+			}
+		}
+
+		r := src.must(http.StatusOK, http.MethodPost, "package", nil)
+		for _, s := range []string{"s-password", "s-client", "s-spkey", "s-pkey", "s-apikey", "s-ntlm", "s-token"} {
+			if strings.Contains(string(r.body), s) {
+				t.Errorf("export without secrets holds %s", s)
+			}
+		}
+		red := r.obj(t)["manifest"].(map[string]any)["redacted"].([]any)
+		for _, k := range []string{"password", "client_secret", "sp_privateKey", "private_key", "api_key", "ntlm_password", "options.api_token"} {
+			if !slices.Contains(red, any("service.vault.config."+k)) {
+				t.Errorf("redacted lacks %s: %v", k, red)
+			}
+		}
+		for _, p := range red {
+			if strings.HasPrefix(p.(string), "service.user.") || strings.Contains(p.(string), "token_endpoint") || strings.Contains(p.(string), "wsse") {
+				t.Errorf("redacted %s, which is no secret", p)
+			}
+		}
+
+		dst := newEnv(t, dbtest.Fresh(t, cfg.Kind))
+		dst.must(http.StatusOK, http.MethodPatch, "service/"+itoa(num(t, dst.must(http.StatusOK, http.MethodGet, "service?filter=name%3D'user'", nil).list(t)[0]["id"])),
+			map[string]any{"config": map[string]any{"password_email_service_id": nil, "password_email_template_id": nil}})
+		dst.must(http.StatusCreated, http.MethodPost, "package?overwrite=true", json.RawMessage(r.body))
+		if diff := cmp.Diff(srcUser, userConfig(dst)); diff != "" {
+			t.Errorf("user service config after the round trip (-src +dst):\n%s", diff)
+		}
+		var vault store.Service
+		if err := dst.st.DB.NewSelect().Model(&vault).Where("name = ?", "vault").Scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(vault.Config), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"database": "v", "host": "db.internal", "username": "app",
+			"token_endpoint": "https://idp.example.com/token", "wsse_username_token": "UsernameToken-1",
+			"options": map[string]any{"mode": "x"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("imported vault config (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
 )
 
 // secretMask is what a credential in a service configuration reads as
@@ -49,7 +50,7 @@ func maskConfig(raw json.RawMessage) json.RawMessage {
 	changed := false
 	for k, v := range m {
 		switch {
-		case secretKey(k):
+		case service.SecretKey(k):
 			if !isNullJSON(v) && string(v) != `""` {
 				m[k], _ = json.Marshal(secretMask)
 				changed = true
@@ -86,7 +87,7 @@ func keepMasked(k string, in, cur json.RawMessage) json.RawMessage {
 	}
 	var s string
 	switch {
-	case secretKey(k):
+	case service.SecretKey(k):
 		if json.Unmarshal(in, &s) == nil && s == secretMask {
 			return cur
 		}
