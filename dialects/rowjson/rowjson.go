@@ -155,12 +155,26 @@ func (p *Plan) Len() int { return len(p.cols) }
 // Rows returns a reader of rows, a result of the statement p was made for
 // (the same columns in the same order), that encodes them by p.
 func (p *Plan) Rows(rows *sql.Rows) *Rows {
-	n := len(p.cols)
-	r := &Rows{rows: rows, kind: p.kind, cols: p.cols, cells: make([]cell, n), dest: make([]any, n)}
-	for i := range r.cells {
-		r.dest[i] = &r.cells[i]
-	}
+	r := &Rows{}
+	p.Reset(r, rows)
 	return r
+}
+
+// Reset makes r a reader of rows as [Plan.Rows] does, reusing r's memory
+// (a reader kept in a pool saves its three allocations per query). r must
+// no longer be in use for an earlier result.
+func (p *Plan) Reset(r *Rows, rows *sql.Rows) {
+	n := len(p.cols)
+	cells, dest := r.cells, r.dest
+	if cap(cells) < n {
+		cells, dest = make([]cell, n), make([]any, n)
+	}
+	cells, dest = cells[:n], dest[:n]
+	for i := range cells {
+		cells[i] = cell{}
+		dest[i] = &cells[i]
+	}
+	*r = Rows{rows: rows, kind: p.kind, cols: p.cols, cells: cells, dest: dest}
 }
 
 func sqliteCodec(col *column, decl string) {
@@ -350,6 +364,28 @@ func (r *Rows) WriteArray(w io.Writer, max int) (n int, err error) {
 // valid after Next.
 func (r *Rows) Value(i int) any {
 	return r.goValue(&r.cols[i], r.cells[i].v)
+}
+
+// Clear drops what r holds of its last result (the driver's values and
+// the rows), keeping its memory for [Plan.Reset].
+func (r *Rows) Clear() {
+	clear(r.cells)
+	*r = Rows{cells: r.cells, dest: r.dest}
+}
+
+// Plain returns column i of the current row as the driver gave it, when
+// that is what [Rows.Value] returns too (an int64 or a string of a column
+// written by its Go type), without copying or boxing it again; ok is
+// false otherwise. Like the row, it is valid until the next call to Next.
+func (r *Rows) Plain(i int) (v any, ok bool) {
+	if r.cols[i].codec != cAuto {
+		return nil, false
+	}
+	switch v := r.cells[i].v.(type) {
+	case int64, string:
+		return v, true
+	}
+	return nil, false
 }
 
 // Record returns the current row's written columns as an ordered record.

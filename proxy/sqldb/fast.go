@@ -154,11 +154,12 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	if err != nil {
 		return true, q.b.dbError(err)
 	}
-	defer rows.Close()
 	rr, err := newRowReader(q.kind, rows, cs, len(q.table.Columns), q.table)
 	if err != nil {
+		rows.Close()
 		return true, q.b.dbError(err)
 	}
+	defer rr.release()
 	pb := getBuf()
 	defer putBuf(pb)
 	buf := (*pb)[:0]
@@ -168,7 +169,6 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	var wantBuf, gotBuf [64]byte
 	want := appendKey(wantBuf[:0], key...)
 	found, exact := -1, false
-	kv := make([]any, len(sh.keyAt))
 	for !exact {
 		ok, err := rr.Next()
 		if err != nil {
@@ -177,10 +177,17 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 		if !ok {
 			break
 		}
+		got := gotBuf[:0]
 		for i, at := range sh.keyAt {
-			kv[i] = rr.Value(at)
+			if i > 0 {
+				got = append(got, 0) // as appendKey separates values
+			}
+			v, plain := rr.rj.Plain(at) // the driver's own value: no copy
+			if !plain {
+				v = rr.Value(at)
+			}
+			got = appendKey(got, v)
 		}
-		got := appendKey(gotBuf[:0], kv...)
 		switch {
 		case bytes.Equal(got, want):
 			exact = true
@@ -228,11 +235,12 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 	if err != nil {
 		return true, q.b.dbError(err)
 	}
-	defer rows.Close()
 	rr, err := newRowReader(q.kind, rows, cs, len(q.table.Columns), q.table)
 	if err != nil {
+		rows.Close()
 		return true, q.b.dbError(err)
 	}
+	defer rr.release()
 	return true, q.stream(w, rr, o.limit, func(n int) []byte {
 		if n <= o.limit {
 			return nil

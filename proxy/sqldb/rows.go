@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/dialects"
@@ -18,7 +19,12 @@ type rowReader struct {
 	rows    *sql.Rows
 	visible int
 	ncols   int
+	// own is rj's memory: a reader from the pool (release) reuses it.
+	own rowjson.Rows
 }
+
+// readers keeps the readers the fast paths release, with their cells.
+var readers = sync.Pool{New: func() any { return new(rowReader) }}
 
 // readPlan is the encoding of a prepared statement's results for one
 // reader: the first visible columns written, with the types of hints.
@@ -53,7 +59,20 @@ func newRowReader(kind dialects.Kind, rows *sql.Rows, cs *cachedStmt, visible in
 	if visible < 0 || visible > n {
 		visible = n
 	}
-	return &rowReader{rj: p.Rows(rows), rows: rows, visible: visible, ncols: n}, nil
+	r := readers.Get().(*rowReader)
+	p.Reset(&r.own, rows)
+	r.rj, r.rows, r.visible, r.ncols = &r.own, rows, visible, n
+	return r, nil
+}
+
+// release closes the rows and returns r to the pool: neither r nor what
+// it returned (Value, Plain) may be used afterwards. Readers that are not
+// released are left to the collector.
+func (r *rowReader) release() {
+	r.rows.Close()
+	r.own.Clear()
+	r.rj, r.rows = nil, nil
+	readers.Put(r)
 }
 
 // Close releases the rows and their database connection; it may be called
