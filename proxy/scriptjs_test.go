@@ -300,21 +300,28 @@ func TestScriptFiles(t *testing.T) {
 		return s
 	}
 
-	write("db._table.todo.get.pre_process.js", `event.response = {content: {from: "js file"}}`)
+	// Without the directive a file script may not answer (as a record
+	// without allow_event_modification); it still aborts.
+	write("db._table.todo.get.pre_process.js", `event.response = {content: {from: "js file"}}; throw {status_code: 418, message: "read only"}`)
 	write("README.md", "not a script")
 	write("db._table.todo.get.pre_process.txt", "not a script either")
-	eventually(`"from":"js file"`)
+	eventually(`read only`)
 	got := listed()
 	if len(got) != 1 {
 		t.Fatalf("listed scripts = %v", got)
 	}
 	if f := got[0].(map[string]any); f["source"] != "file" || f["type"] != "javascript" || f["in_force"] != true ||
-		f["name"] != "db._table.todo.get.pre_process" {
+		f["name"] != "db._table.todo.get.pre_process" || f["allow_event_modification"] != false {
+		t.Fatalf("listed file = %v", f)
+	}
+	write("db._table.todo.get.pre_process.js", "// portcullis: allow_event_modification\nevent.response = {content: {from: \"js file\"}}")
+	eventually(`"from":"js file"`)
+	if f := listed()[0].(map[string]any); f["allow_event_modification"] != true {
 		t.Fatalf("listed file = %v", f)
 	}
 
 	// A change is seen within the poll.
-	write("db._table.todo.get.pre_process.js", `event.response = {content: {from: "js file, edited"}}`)
+	write("db._table.todo.get.pre_process.js", "// portcullis: allow_event_modification\nevent.response = {content: {from: \"js file, edited\"}}")
 	eventually(`"from":"js file, edited"`)
 
 	// A record of the same name wins, active or not.
@@ -340,7 +347,7 @@ func TestScriptFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "db._table.todo.get.pre_process.js")); err != nil {
 		t.Fatal(err)
 	}
-	write("db._table.{table_name}.get.post_process.lua", `event.response.content = {from = "lua file"}`)
+	write("db._table.{table_name}.get.post_process.lua", "-- portcullis: allow_event_modification\nevent.response.content = {from = \"lua file\"}")
 	eventually(`"from":"lua file"`)
 	if got := listed(); len(got) != 1 || got[0].(map[string]any)["type"] != "lua" {
 		t.Fatalf("listed = %v", got)

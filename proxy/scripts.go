@@ -17,8 +17,9 @@ import (
 // recompiles only what changed), and the handlers/script stage reading the
 // engine in force. A record wins over a file of the same name, active or
 // not (an inactive record switches the file off); a file script is active
-// and may modify the event (putting it on the server's disk is an
-// operator's act). The directory is polled (script.DefaultPoll), and a
+// and may modify the event only when it says so in a directive comment at
+// its top (// portcullis: allow_event_modification; see
+// script.Directives), as a record needs allow_event_modification. The directory is polled (script.DefaultPoll), and a
 // change swaps in a new engine without a configuration reload.
 
 // Scripts returns the event-script engine in force (nil before the first
@@ -83,7 +84,7 @@ func (s *Server) scriptEngine(snap *store.Snapshot) *script.Engine {
 	}
 	for _, f := range s.scriptDir.Files() {
 		if f.IsEvent() && !records[f.Name] {
-			list = append(list, script.Script{Name: f.Name, Type: f.Type, Content: f.Content, AllowModification: true})
+			list = append(list, script.Script{Name: f.Name, Type: f.Type, Content: f.Content, AllowModification: f.AllowModification})
 		}
 	}
 	if len(list) == 0 {

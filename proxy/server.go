@@ -63,6 +63,9 @@ type Server struct {
 	reloadMu sync.Mutex
 	// scriptDir watches DataDir/scripts (see scripts.go).
 	scriptDir *script.Dir
+	// releaseWorkers lets the external script workers go at Shutdown
+	// (script.HoldWorkers).
+	releaseWorkers func()
 
 	metrics *prometheus.Registry
 	// audit is the log of MCP tool calls (GET /_internal/ai/audit-stream).
@@ -144,8 +147,10 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 	}
 	s.api, s.root = api, root
 	s.openScriptDir()
+	s.releaseWorkers = script.HoldWorkers()
 	if err := s.reload(ctx, true); err != nil {
 		s.scriptDir.Close()
+		s.releaseWorkers()
 		s.closeStore()
 		return nil, fmt.Errorf("proxy: load configuration: %w", err)
 	}
@@ -253,6 +258,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 		wg.Wait()
+	}
+	if s.releaseWorkers != nil {
+		// The last server of the process stops the external script
+		// workers: no interpreter outlives it.
+		s.releaseWorkers()
 	}
 	return s.closeStore()
 }

@@ -131,6 +131,32 @@ func StopWorkers() {
 	}
 }
 
+// holders counts the servers holding the external workers (HoldWorkers).
+var holders int
+
+// HoldWorkers marks a user of the external workers, such as a server, and
+// returns its release: when the last holder releases, every worker is
+// stopped ([StopWorkers]), so that a closed server leaves no interpreter
+// process behind while other servers of the same process keep theirs.
+// release may be called more than once; only the first call counts.
+func HoldWorkers() (release func()) {
+	extMu.Lock()
+	holders++
+	extMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			extMu.Lock()
+			holders--
+			last := holders == 0
+			extMu.Unlock()
+			if last {
+				StopWorkers()
+			}
+		})
+	}
+}
+
 // poolFor returns the pool of typ, starting it (not its workers) when
 // needed; the error wraps ErrUnavailable when the interpreter is missing.
 func poolFor(e *extEngine) (*pool, error) {

@@ -275,3 +275,49 @@ func TestExternalUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldWorkers: the workers stop when the last holder releases (a
+// closed server leaves no interpreter process behind), not before.
+func TestHoldWorkers(t *testing.T) {
+	useInterpreter(t, "nodejs", "PORTCULLIS_TEST_NODE")
+	// children counts the live (not zombie) processes whose parent is this
+	// one.
+	children := func() int {
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		if len(stats) == 0 {
+			t.Skip("no /proc")
+		}
+		n := 0
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...
+			rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+			if fs := strings.Fields(rest); len(fs) > 1 && fs[0] != "Z" && fs[1] == strconv.Itoa(os.Getpid()) {
+				n++
+			}
+		}
+		return n
+	}
+	a, b := script.HoldWorkers(), script.HoldWorkers()
+	e := script.New([]script.Script{{Name: "n", Type: "nodejs", Content: `return 1`}}, script.Options{})
+	if _, _, err := e.Run(context.Background(), "n", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if children() == 0 {
+		t.Fatal("no worker process")
+	}
+	a()
+	a() // a second call does not count
+	if children() == 0 {
+		t.Fatal("workers stopped while a holder remains")
+	}
+	b()
+	for deadline := time.Now().Add(5 * time.Second); children() > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d worker processes left after the last release", children())
+		}
+	}
+}

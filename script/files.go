@@ -41,6 +41,80 @@ type File struct {
 	Content string
 	// ModTime is the file's modification time.
 	ModTime time.Time
+	// AllowModification is the file's allow_event_modification: set by a
+	// directive comment at its top (see [Directives]).
+	AllowModification bool
+}
+
+// Directives are what a script file may say about itself, since a file
+// has no record to hold its settings: a comment in the script's own
+// syntax among its first lines (before any code; a PHP file's <?php line
+// and a #! line may come first), "portcullis:" followed by settings
+// separated by spaces or commas:
+//
+//	-- portcullis: allow_event_modification      (Lua)
+//	// portcullis: allow_event_modification      (JavaScript, PHP)
+//	# portcullis: allow_event_modification       (Python, PHP)
+//
+// allow_event_modification (or allow_event_modification=true) lets the
+// script change the request or the response, as the record field does;
+// without it a file script, like a record, may only read the event, abort
+// or call the platform. An unknown setting is reported by ReadDir and
+// ignored. The directive is a comment, so the script runs unchanged.
+const Directives = "portcullis:"
+
+// directives reads the directive comments at the top of a script of type
+// typ: whether it allows event modification, and the settings it did not
+// know.
+func directives(typ, src string) (allow bool, unknown []string) {
+	var prefixes []string
+	switch typ {
+	case "lua":
+		prefixes = []string{"--"}
+	case "javascript", "nodejs":
+		prefixes = []string{"//"}
+	case "python3":
+		prefixes = []string{"#"}
+	case "php":
+		prefixes = []string{"//", "#"}
+	}
+	for i, line := range strings.SplitN(src, "\n", 12) {
+		line = strings.TrimSpace(line)
+		if i == 11 || (line != "" && !strings.HasPrefix(line, "#!") && !strings.HasPrefix(line, "<?php") && !hasAnyPrefix(line, prefixes)) {
+			break
+		}
+		for _, p := range prefixes {
+			body, ok := strings.CutPrefix(line, p)
+			if !ok {
+				continue
+			}
+			body, ok = strings.CutPrefix(strings.TrimSpace(body), Directives)
+			if !ok {
+				continue
+			}
+			for _, set := range strings.FieldsFunc(body, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+				switch strings.ToLower(set) {
+				case "allow_event_modification", "allow_event_modification=true":
+					allow = true
+				case "allow_event_modification=false":
+					allow = false
+				default:
+					unknown = append(unknown, set)
+				}
+			}
+			break
+		}
+	}
+	return allow, unknown
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsEvent reports whether the file is an event script (its name has a
@@ -78,7 +152,8 @@ func fileType(base string) (name, typ string, order int, ok bool) {
 // directory holds none. Files with other extensions or names, larger than
 // MaxFileSize, or unreadable are skipped and reported in skipped; of two
 // files with the same name the extension first in .lua, .js, .py, .php
-// wins.
+// wins. A file whose directive comment names a setting not known here is
+// kept (the setting ignored) and reported in skipped too.
 func ReadDir(dir string) (files []File, skipped []error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -122,7 +197,11 @@ func ReadDir(dir string) (files []File, skipped []error) {
 			skipped = append(skipped, fmt.Errorf("script file %s: %w", path, err))
 			continue
 		}
-		byName[name] = File{Name: name, Type: typ, Path: path, Content: string(b), ModTime: info.ModTime()}
+		allow, unknown := directives(typ, string(b))
+		if len(unknown) > 0 {
+			skipped = append(skipped, fmt.Errorf("script file %s: unknown %s settings %s (ignored)", path, Directives, strings.Join(unknown, ", ")))
+		}
+		byName[name] = File{Name: name, Type: typ, Path: path, Content: string(b), ModTime: info.ModTime(), AllowModification: allow}
 		order[name] = ord
 	}
 	for _, f := range byName {

@@ -86,3 +86,39 @@ func TestWatchDir(t *testing.T) {
 	d.Close()
 	d.Close() // twice is fine
 }
+
+func TestFileDirectives(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		file, content string
+		allow         bool
+		unknown       bool
+	}{
+		{"a.get.pre_process.lua", "-- portcullis: allow_event_modification\nevent.request.x = 1", true, false},
+		{"b.get.pre_process.js", "\n// portcullis: allow_event_modification\nevent.request.x = 1", true, false},
+		{"c.get.pre_process.py", "#!/usr/bin/env python3\n# portcullis: allow_event_modification\n", true, false},
+		{"d.get.pre_process.php", "<?php\n// portcullis: allow_event_modification, whatever\n", true, true},
+		{"e.get.pre_process.php", "<?php\n# portcullis: allow_event_modification=false\n", false, false},
+		{"f.get.pre_process.js", "// a comment\n//portcullis:allow_event_modification=true\nx()", true, false},
+		{"g.get.pre_process.js", "x()\n// portcullis: allow_event_modification", false, false}, // after code: not a directive
+		{"h.get.pre_process.lua", "// portcullis: allow_event_modification", false, false},     // not a Lua comment
+		{"i.get.pre_process.js", "event.request.x = 1", false, false},
+	}
+	for _, tt := range tests {
+		if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped := script.ReadDir(dir)
+	if len(files) != len(tests) {
+		t.Fatalf("%d files", len(files))
+	}
+	for i, tt := range tests {
+		if files[i].AllowModification != tt.allow {
+			t.Errorf("%s: AllowModification = %v, want %v", tt.file, files[i].AllowModification, tt.allow)
+		}
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "whatever") {
+		t.Errorf("skipped = %v", skipped)
+	}
+}

@@ -46,7 +46,7 @@ func (b *Backend) attachedScripts(snap *store.Snapshot) map[string][]attachedScr
 		files, _ := script.ReadDir(filepath.Join(b.deps.DataDir, "scripts"))
 		for _, f := range files {
 			if f.IsEvent() {
-				add(attachedScript{name: f.Name, typ: f.Type, source: "file", path: f.Path, active: true, modify: true,
+				add(attachedScript{name: f.Name, typ: f.Type, source: "file", path: f.Path, active: true, modify: f.AllowModification,
 					inForce: !records[f.Name]})
 			}
 		}
