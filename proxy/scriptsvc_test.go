@@ -75,7 +75,7 @@ func TestScriptedServices(t *testing.T) {
 
 	for _, tc := range []struct{ typ, src, env string }{
 		{"lua", "lua", ""}, {"v8js", "js", ""}, {"nodejs", "js", "PORTCULLIS_TEST_NODE"},
-		{"python3", "python3", "PORTCULLIS_TEST_PYTHON"}, {"php", "php", "PORTCULLIS_TEST_PHP"},
+		{"python3", "python3", "PORTCULLIS_TEST_PYTHON"}, {"python", "python3", "PORTCULLIS_TEST_PYTHON"}, {"php", "php", "PORTCULLIS_TEST_PHP"},
 	} {
 		t.Run(tc.typ, func(t *testing.T) {
 			must := mustT(t)
@@ -160,7 +160,7 @@ return out`}}}}), 201)
 	t.Run("service_type lists the Script group", func(t *testing.T) {
 		must := mustT(t)
 		r := must(c.Do(t, "GET", "/api/v2/system/service_type?group=Script", nil), 200)
-		for _, want := range []string{`"lua"`, `"v8js"`, `"nodejs"`, `"python3"`, `"php"`, `"config_schema":[{"name":"content"`} {
+		for _, want := range []string{`"lua"`, `"v8js"`, `"nodejs"`, `"python3"`, `"python"`, `"php"`, `"config_schema":[{"name":"content"`} {
 			if !strings.Contains(string(r.Body), want) {
 				t.Errorf("service_type lacks %s: %s", want, r.Body)
 			}

@@ -48,14 +48,17 @@ type Type struct {
 
 var _ service.Type = Type{}
 
-// Types returns the scripted-service types: lua, nodejs, python3, php and
-// v8js (JavaScript in-process).
+// Types returns the scripted-service types: lua, nodejs, python3 (and
+// python, run by python3), php and v8js (JavaScript in-process).
 func Types() []service.Type {
 	return []service.Type{
 		Type{name: "lua", label: "Lua Script", engine: "lua", ext: ".lua"},
 		Type{name: "v8js", label: "V8js Script", engine: "javascript", ext: ".js"},
 		Type{name: "nodejs", label: "Node.js Script", engine: "nodejs", ext: ".js"},
 		Type{name: "python3", label: "Python3 Script", engine: "python3", ext: ".py"},
+		// DreamFactory's "python" (Python 2 there) runs on python3 here, so
+		// that exported python services import and run.
+		Type{name: "python", label: "Python Script", engine: "python3", ext: ".py"},
 		Type{name: "php", label: "PHP Script", engine: "php", ext: ".php"},
 	}
 }
