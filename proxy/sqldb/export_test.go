@@ -20,3 +20,11 @@ func CachedStatements(b any) int {
 	defer c.mu.Unlock()
 	return c.lru.Len()
 }
+
+// SetRawBodies turns keeping a POST body of one record as text (body.go)
+// on or off, for tests comparing the fast path with the general one.
+func SetRawBodies(on bool) (restore func()) {
+	old := rawBodies
+	rawBodies = on
+	return func() { rawBodies = old }
+}

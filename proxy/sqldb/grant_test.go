@@ -41,10 +41,15 @@ func newDirectOn(t testing.TB, cfg dialects.Config) *direct {
 	return &direct{b: b, svc: svc}
 }
 
+// rawBody is a request body sent as it is.
+type rawBody string
+
 func (d *direct) call(t testing.TB, g *caller.Grant, method, target string, body any) (int, string) {
 	t.Helper()
 	var rd *bytes.Reader
-	if body != nil {
+	if raw, ok := body.(rawBody); ok {
+		rd = bytes.NewReader([]byte(raw))
+	} else if body != nil {
 		data, _ := json.Marshal(body)
 		rd = bytes.NewReader(data)
 	} else {

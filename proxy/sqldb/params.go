@@ -53,6 +53,9 @@ type options struct {
 	records []record
 	object  record
 	hasBody bool
+	// raw is the one record of a POST body kept as text (body.go), in
+	// place of records; materialize decodes it into records.
+	raw *rawRecord
 }
 
 // relOptions are the options of one relation in related.
@@ -89,13 +92,14 @@ var aliases = map[string]string{
 const maxBodyRecords = 10000
 
 // parseOptions reads the table options of r: its query string and, when
-// present, its JSON body.
-func parseOptions(r *http.Request, maxRecords int) (*options, error) {
+// present, its JSON body. rawOK lets a body of one flat record be kept as
+// text (options.raw), for a POST to a table.
+func parseOptions(r *http.Request, maxRecords int, rawOK bool) (*options, error) {
 	o := &options{}
 	var params map[string]any // nil: no parameters at all
 	if r.Body != nil && r.Body != http.NoBody {
 		params = map[string]any{}
-		if err := o.readBody(r.Body, params); err != nil {
+		if err := o.readBody(r.Body, params, rawOK && rawBodies && r.ContentLength <= rawBodyMax); err != nil {
 			return nil, err
 		}
 	}
@@ -116,8 +120,19 @@ func parseOptions(r *http.Request, maxRecords int) (*options, error) {
 // readBody decodes a JSON body: {"resource":[…], options…}, a bare array of
 // records, or a bare object. It decodes as it reads, one record at a time,
 // so a large batch costs its decoded records and not also its text (issue
-// 16: a body cost about five times its size).
-func (o *options) readBody(body io.Reader, params map[string]any) error {
+// 16: a body cost about five times its size). With rawOK, a small body of
+// one flat record is kept as text instead (readRaw).
+func (o *options) readBody(body io.Reader, params map[string]any, rawOK bool) error {
+	if rawOK {
+		pb := getBuf()
+		defer putBuf(pb)
+		rec, rest := readRaw(body, pb)
+		if rec != nil {
+			o.raw, o.hasBody = rec, true
+			return nil
+		}
+		body = rest
+	}
 	src := &readErr{r: body}
 	dec := json.NewDecoder(src)
 	dec.UseNumber()

@@ -68,10 +68,13 @@ func referenceBody(data []byte) (*options, map[string]any, error) {
 	return nil, nil, apierr.BadRequest("The request body must be a JSON object or an array of records.")
 }
 
-func streamed(data []byte) (*options, map[string]any, error) {
+func streamed(data []byte, rawOK bool) (*options, map[string]any, error) {
 	o, params := &options{}, map[string]any{}
 	// One byte per read: every token boundary falls between reads.
-	err := o.readBody(iotest.OneByteReader(bytes.NewReader(data)), params)
+	err := o.readBody(iotest.OneByteReader(bytes.NewReader(data)), params, rawOK)
+	if err == nil && o.raw != nil {
+		err = o.materialize()
+	}
 	return o, params, err
 }
 
@@ -86,8 +89,15 @@ func statusOf(err error) int {
 // reference one: same records, object, options and error status.
 func checkSame(t *testing.T, data []byte) {
 	t.Helper()
+	for _, rawOK := range []bool{false, true} {
+		checkSameAs(t, data, rawOK)
+	}
+}
+
+func checkSameAs(t *testing.T, data []byte, rawOK bool) {
+	t.Helper()
 	wo, wp, werr := referenceBody(data)
-	go_, gp, gerr := streamed(data)
+	go_, gp, gerr := streamed(data, rawOK)
 	if statusOf(werr) != statusOf(gerr) {
 		t.Fatalf("%q: error %v, want %v", data, gerr, werr)
 	}
@@ -135,15 +145,17 @@ func TestReadBodyMatchesWholeDecoding(t *testing.T) {
 // A body that fails while being read (a cap, a client gone) is that
 // failure, not malformed JSON.
 func TestReadBodyReadError(t *testing.T) {
-	capped := http.MaxBytesReader(nil, nopCloser{strings.NewReader(`{"resource":[{"a":"` + strings.Repeat("x", 100) + `"}]}`)}, 20)
-	err := (&options{}).readBody(capped, map[string]any{})
-	if statusOf(err) != http.StatusRequestEntityTooLarge {
-		t.Fatalf("capped body: %v (status %d), want 413", err, statusOf(err))
-	}
-	boom := errors.New("boom")
-	err = (&options{}).readBody(iotest.ErrReader(boom), map[string]any{})
-	if !errors.Is(err, boom) {
-		t.Fatalf("read error: %v", err)
+	for _, rawOK := range []bool{false, true} {
+		capped := http.MaxBytesReader(nil, nopCloser{strings.NewReader(`{"resource":[{"a":"` + strings.Repeat("x", 100) + `"}]}`)}, 20)
+		err := (&options{}).readBody(capped, map[string]any{}, rawOK)
+		if statusOf(err) != http.StatusRequestEntityTooLarge {
+			t.Fatalf("capped body: %v (status %d), want 413", err, statusOf(err))
+		}
+		boom := errors.New("boom")
+		err = (&options{}).readBody(iotest.ErrReader(boom), map[string]any{}, rawOK)
+		if !errors.Is(err, boom) {
+			t.Fatalf("read error: %v", err)
+		}
 	}
 }
 

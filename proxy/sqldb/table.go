@@ -55,7 +55,7 @@ func (b *Backend) serveTable(w http.ResponseWriter, r *http.Request, verb string
 		}
 		return b.listTables(w, r, s)
 	}
-	opts, err := parseOptions(r, b.cfg.MaxRecords)
+	opts, err := parseOptions(r, b.cfg.MaxRecords, verb == http.MethodPost && len(rest) == 1)
 	if err != nil {
 		return err
 	}

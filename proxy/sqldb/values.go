@@ -18,57 +18,93 @@ import (
 // column c, checking that it fits the column's type so that every engine
 // accepts and stores the same thing. nil is NULL.
 func (q *tableReq) inputValue(c *dialects.Column, v any) (any, error) {
+	var sc scalar
 	switch n := v.(type) {
 	case nil:
 		return nil, nil
 	case int64:
-		v = json.Number(strconv.FormatInt(n, 10))
+		sc = scalar{kind: scalarNumber, s: strconv.FormatInt(n, 10)}
 	case uint64:
-		v = json.Number(strconv.FormatUint(n, 10))
+		sc = scalar{kind: scalarNumber, s: strconv.FormatUint(n, 10)}
 	case float64:
-		v = json.Number(strconv.FormatFloat(n, 'g', -1, 64))
+		sc = scalar{kind: scalarNumber, s: strconv.FormatFloat(n, 'g', -1, 64)}
 	case filter.Decimal:
-		v = json.Number(n)
+		sc = scalar{kind: scalarNumber, s: string(n)}
+	case json.Number:
+		sc = scalar{kind: scalarNumber, s: string(n)}
+	case string:
+		sc = scalar{kind: scalarString, s: n}
+	case bool:
+		sc = scalar{kind: scalarBool, b: n}
+	default:
+		return q.inputComposite(c, v)
 	}
-	bad := func(want string) error {
-		return apierr.BadRequest("Invalid value for field '%s': expected %s.", c.Name, want)
+	return q.inputScalar(c, sc)
+}
+
+// scalarKind is the kind of a JSON scalar.
+type scalarKind uint8
+
+const (
+	scalarNull scalarKind = iota
+	scalarString
+	scalarNumber // s is its text, as json.Number keeps it
+	scalarBool
+)
+
+// scalar is a JSON scalar of a record: null, a string, a number (its
+// text) or a boolean. A record read from the body's text (body.go) gives
+// its values so, without boxing them.
+type scalar struct {
+	kind scalarKind
+	s    string
+	b    bool
+}
+
+// badValue is the error of a value that does not fit column c.
+func badValue(c *dialects.Column, want string) error {
+	return apierr.BadRequest("Invalid value for field '%s': expected %s.", c.Name, want)
+}
+
+// inputScalar is inputValue for a scalar.
+func (q *tableReq) inputScalar(c *dialects.Column, v scalar) (any, error) {
+	if v.kind == scalarNull {
+		return nil, nil
 	}
 	t := c.Type
 	switch {
 	case t == dialects.TypeBoolean:
-		switch v := v.(type) {
-		case bool:
-			return v, nil
-		case json.Number:
-			switch v.String() {
+		switch v.kind {
+		case scalarBool:
+			return v.b, nil
+		case scalarNumber:
+			switch v.s {
 			case "1":
 				return true, nil
 			case "0":
 				return false, nil
 			}
-		case string:
-			switch strings.ToLower(strings.TrimSpace(v)) {
+		case scalarString:
+			switch strings.ToLower(strings.TrimSpace(v.s)) {
 			case "true", "1", "t", "yes", "y", "on":
 				return true, nil
 			case "false", "0", "f", "no", "n", "off":
 				return false, nil
 			}
 		}
-		return nil, bad("a boolean")
+		return nil, badValue(c, "a boolean")
 	case t.IsInteger():
 		var s string
-		switch v := v.(type) {
-		case json.Number:
-			s = v.String()
-		case string:
-			s = strings.TrimSpace(v)
-		case bool:
-			if v {
+		switch v.kind {
+		case scalarNumber:
+			s = v.s
+		case scalarString:
+			s = strings.TrimSpace(v.s)
+		case scalarBool:
+			if v.b {
 				return int64(1), nil
 			}
 			return int64(0), nil
-		default:
-			return nil, bad("an integer")
 		}
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n, nil
@@ -82,72 +118,104 @@ func (q *tableReq) inputValue(c *dialects.Column, v any) (any, error) {
 				return n, nil
 			}
 		}
-		return nil, bad("an integer")
+		return nil, badValue(c, "an integer")
 	case t.IsNumeric():
 		var s string
-		switch v := v.(type) {
-		case json.Number:
-			s = v.String()
-		case string:
-			s = strings.TrimSpace(v)
+		switch v.kind {
+		case scalarNumber:
+			s = v.s
+		case scalarString:
+			s = strings.TrimSpace(v.s)
 		default:
-			return nil, bad("a number")
+			return nil, badValue(c, "a number")
 		}
 		if !isNumber(s) {
-			return nil, bad("a number")
+			return nil, badValue(c, "a number")
 		}
 		if strings.ContainsAny(s, "eE") || t == dialects.TypeFloat || t == dialects.TypeDouble {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return nil, bad("a number in range")
+				return nil, badValue(c, "a number in range")
 			}
 			return f, nil
 		}
 		return filter.Decimal(strings.TrimPrefix(s, "+")), nil
 	case t.IsTemporal():
-		s, ok := v.(string)
-		if !ok {
-			return nil, bad("a date or time as a string")
+		if v.kind != scalarString {
+			return nil, badValue(c, "a date or time as a string")
 		}
-		out, err := temporal(q.kind, t, s)
+		out, err := temporal(q.kind, t, v.s)
 		if err != nil {
-			return nil, bad(err.Error())
+			return nil, badValue(c, err.Error())
 		}
 		return out, nil
 	case t == dialects.TypeBinary:
-		s, ok := v.(string)
-		if !ok {
-			return nil, bad("base64 text")
+		if v.kind != scalarString {
+			return nil, badValue(c, "base64 text")
 		}
-		b, err := base64.StdEncoding.DecodeString(s)
+		b, err := base64.StdEncoding.DecodeString(v.s)
 		if err != nil {
-			return nil, bad("base64 text")
+			return nil, badValue(c, "base64 text")
 		}
 		return b, nil
 	case t == dialects.TypeJSON || t == dialects.TypeJSONB:
-		if s, ok := v.(string); ok && json.Valid([]byte(s)) {
-			return s, nil
+		switch v.kind {
+		case scalarString:
+			if json.Valid([]byte(v.s)) {
+				return v.s, nil
+			}
+			b, err := json.Marshal(v.s)
+			if err != nil {
+				return nil, badValue(c, "JSON")
+			}
+			return string(b), nil
+		case scalarNumber:
+			b, err := json.Marshal(json.Number(v.s))
+			if err != nil {
+				return nil, badValue(c, "JSON")
+			}
+			return string(b), nil
 		}
+		return strconv.FormatBool(v.b), nil
+	}
+	switch v.kind {
+	case scalarString:
+		if strings.ContainsRune(v.s, 0) {
+			return nil, badValue(c, "text without NUL characters")
+		}
+		return v.s, nil
+	case scalarNumber:
+		return v.s, nil
+	}
+	return strconv.FormatBool(v.b), nil
+}
+
+// inputComposite is inputValue for anything but a scalar: an object or
+// array of the body (JSON columns and text take its JSON text), or a Go
+// value of another type.
+func (q *tableReq) inputComposite(c *dialects.Column, v any) (any, error) {
+	t := c.Type
+	switch {
+	case t == dialects.TypeBoolean:
+		return nil, badValue(c, "a boolean")
+	case t.IsInteger():
+		return nil, badValue(c, "an integer")
+	case t.IsNumeric():
+		return nil, badValue(c, "a number")
+	case t.IsTemporal():
+		return nil, badValue(c, "a date or time as a string")
+	case t == dialects.TypeBinary:
+		return nil, badValue(c, "base64 text")
+	case t == dialects.TypeJSON || t == dialects.TypeJSONB:
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, bad("JSON")
+			return nil, badValue(c, "JSON")
 		}
 		return string(b), nil
 	}
-	switch v := v.(type) {
-	case string:
-		if strings.ContainsRune(v, 0) {
-			return nil, bad("text without NUL characters")
-		}
-		return v, nil
-	case json.Number:
-		return v.String(), nil
-	case bool:
-		return strconv.FormatBool(v), nil
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, bad("a scalar value")
+		return nil, badValue(c, "a scalar value")
 	}
 	return string(b), nil
 }

@@ -129,7 +129,12 @@ func (q *tableReq) keyCols() []*dialects.Column {
 
 // keyJSON is a record's key as a JSON object, {"id":5}.
 func keyJSON(cols []*dialects.Column, key []any) json.RawMessage {
-	b := []byte{'{'}
+	return appendKeyJSON(nil, cols, key)
+}
+
+// appendKeyJSON appends keyJSON(cols, key) to b.
+func appendKeyJSON(b []byte, cols []*dialects.Column, key []any) []byte {
+	b = append(b, '{')
 	for i, c := range cols {
 		if i >= len(key) {
 			break
@@ -268,6 +273,12 @@ func has(ws []writable, c *dialects.Column) bool {
 
 // create answers POST _table/{table}.
 func (q *tableReq) create(ctx context.Context, w http.ResponseWriter) error {
+	if ok, err := q.createRaw(ctx, w); ok {
+		return err
+	}
+	if err := q.opts.materialize(); err != nil {
+		return err
+	}
 	recs := q.opts.records
 	if len(recs) == 0 {
 		return apierr.BadRequest(noRecords)
