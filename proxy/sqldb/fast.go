@@ -164,19 +164,16 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 			return false, nil // written into the text by the general path (a decimal)
 		}
 	}
-	pb := getBuf()
-	defer putBuf(pb)
-	var wantBuf [64]byte
-	m := keyMatch{keyAt: sh.keyAt, want: appendKey(wantBuf[:0], key...), buf: (*pb)[:0]}
-	defer func() { *pb = m.buf }()
 	if sh.pgByID != "" {
-		if ok, err := q.pgByID(ctx, sh, key, &m); ok {
-			if err != nil {
-				return true, err
-			}
-			return true, m.write(w, id)
+		if ok, err := q.pgGetByID(ctx, w, sh, key, id); ok {
+			return true, err
 		}
 	}
+	pb := getBuf()
+	defer putBuf(pb)
+	var m keyMatch
+	m.init(sh, key, (*pb)[:0])
+	defer func() { *pb = m.buf }()
 	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
 	if err != nil {
 		return true, q.b.dbError(err)
@@ -212,6 +209,15 @@ type keyMatch struct {
 	buf   []byte // the JSON of the record picked so far
 	found bool
 	exact bool
+	// wantBuf holds want when short.
+	wantBuf [64]byte
+}
+
+// init makes m the match of the key asked, key, among the results of
+// sh's read by key, written into buf.
+func (m *keyMatch) init(sh *shape, key []any, buf []byte) {
+	m.keyAt, m.buf = sh.keyAt, buf
+	m.want = appendKey(m.wantBuf[:0], key...)
 }
 
 // row considers the current row of rj.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -62,15 +63,20 @@ type pgPlan struct {
 // goes through database/sql.
 var errNotPGX = errors.New("sqldb: not a pgx connection")
 
-// pgByID runs sh's read by key with pgx on a connection of the pool and
-// gives each row to m. ok is false when it cannot (the caller then reads
-// through database/sql); err is the answer's error otherwise.
-func (q *tableReq) pgByID(ctx context.Context, sh *shape, key []any, m *keyMatch) (ok bool, err error) {
+// pgGetByID answers as fastGetByID does with sh's read by key run with
+// pgx on a connection of the pool. ok is false when it cannot (the caller
+// then reads through database/sql).
+func (q *tableReq) pgGetByID(ctx context.Context, w http.ResponseWriter, sh *shape, key []any, id string) (ok bool, err error) {
 	conn, err := q.db.DB.Conn(ctx)
 	if err != nil {
 		return true, q.b.dbError(err)
 	}
 	defer conn.Close()
+	pb := getBuf()
+	defer putBuf(pb)
+	m := new(keyMatch)
+	m.init(sh, key, (*pb)[:0])
+	defer func() { *pb = m.buf }()
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -84,7 +90,7 @@ func (q *tableReq) pgByID(ctx context.Context, sh *shape, key []any, m *keyMatch
 	case err != nil:
 		return true, q.b.dbError(err)
 	}
-	return true, nil
+	return true, m.write(w, id)
 }
 
 // pgRead runs the read on pc and gives m each row until it has the
