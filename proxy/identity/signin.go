@@ -113,6 +113,25 @@ func (s *Engine) snapshot() *store.Snapshot {
 	return s.opts.Snapshot()
 }
 
+// LandingURL is where a browser that signed in through another provider
+// goes when it asked for nowhere (DreamFactory's default redirect URL):
+// the launch URL of the app the caller was keyed with, when that is a page
+// some server serves (a URL app's URL, a storage app's file). It is ""
+// without an app, for apps without a launch URL and for path apps:
+// Portcullis serves no page outside /api/v2, and the built-in apps' paths
+// name DreamFactory's own interface.
+func (s *Engine) LandingURL(ctx context.Context) string {
+	snap := s.snapshot()
+	if snap == nil {
+		return ""
+	}
+	a := snap.App(appID(ctx))
+	if a == nil || !a.IsActive || (a.Type != 1 && a.Type != 2) {
+		return ""
+	}
+	return launchURL(snap, a)
+}
+
 // appID returns the app the caller was keyed with.
 func appID(ctx context.Context) int64 {
 	if id := caller.IdentityFrom(ctx); id != nil {

@@ -1,6 +1,7 @@
 package logstash
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,18 +63,37 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		cfg := h.Connector.Config()
 		return apierr.WriteJSON(w, http.StatusOK, Status{Host: cfg.Host, Port: cfg.Port, Protocol: cfg.Protocol,
 			Level: cfg.Level, Context: cfg.Context, Stats: h.Connector.Stats()})
-	case http.MethodPost:
+	case http.MethodPost, http.MethodPut:
+		// DreamFactory's logger writes on PUT as on POST.
 	default:
 		return apierr.MethodNotAllowed(r.Method)
 	}
+	// The body is read whole: it is decoded here and shipped in
+	// _event.request, as DreamFactory ships the request with the message.
+	var body []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return apierr.As(err)
+		}
+		body = b
+	}
 	var m message
 	if res == "" {
-		if err := apierr.DecodeJSON(r, &m, true); err != nil {
+		if err := apierr.Unmarshal(body, &m, true); err != nil {
 			return err
 		}
 	} else {
-		level, text, _ := strings.Cut(res, "/")
-		m.Level = level
+		// A level in a JSON body counts when the path names none.
+		_ = apierr.Unmarshal(body, &m, true)
+		// /{LEVEL}/{message}, or /{message} alone.
+		level, text, ok := strings.Cut(res, "/")
+		if !ok {
+			level, text = "", level
+		}
+		if level != "" {
+			m.Level = level
+		}
 		if t, err := url.PathUnescape(text); err == nil {
 			text = t
 		}
@@ -99,6 +119,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		Query:      r.URL.RawQuery,
 		Header:     r.Header.Clone(),
 		RemoteAddr: r.RemoteAddr,
+		Request:    logship.Body{ContentType: r.Header.Get("Content-Type"), Data: body, Size: int64(len(body))},
 		Identity:   caller.IdentityFrom(ctx),
 		Message:    m.Message,
 		Level:      level,

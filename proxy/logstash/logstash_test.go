@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/logstash"
 )
@@ -193,4 +195,74 @@ func TestHTTPCollectorRefuses(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestMessageCarriesWhatWasPosted: a message written through the log
+// service's API ships, as DreamFactory's logger does, with the request in
+// _event: the fields posted beside level and message (credentials
+// redacted), the method and the service's resource. PUT writes as POST
+// does, and /{message} without a level is an INFO message.
+func TestMessageCarriesWhatWasPosted(t *testing.T) {
+	port, got := udpCollector(t)
+	_, lc, err := logstash.ParseConfig(json.RawMessage(`{"host":"127.0.0.1","port":` + itoa(port) + `,"protocol":"gelf"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := logstash.NewConnector(lc, logstash.ConnectorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := &logstash.Handler{Name: "log", Connector: c}
+	receive := func(t *testing.T) map[string]any {
+		t.Helper()
+		select {
+		case r := <-got:
+			var m map[string]any
+			if err := json.Unmarshal(r.raw, &m); err != nil {
+				t.Fatalf("not JSON: %v: %s", err, r.raw)
+			}
+			return m
+		case <-time.After(5 * time.Second):
+			t.Fatal("the collector received nothing")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		level                    float64
+		message                  string
+		payload                  map[string]any
+	}{
+		{"JSON with fields", http.MethodPost, "/", `{"level":"WARNING","message":"disk low","disk":"/var","free_mb":12,"password":"hunter2"}`,
+			4, "disk low", map[string]any{"level": "WARNING", "message": "disk low", "disk": "/var", "free_mb": float64(12), "password": logship.Redacted}},
+		{"PUT", http.MethodPut, "/", `{"message":"rotated","file":"a.log"}`,
+			6, "rotated", map[string]any{"message": "rotated", "file": "a.log"}},
+		{"message in the path", http.MethodPost, "/just%20this", ``, 6, "just this", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"success":true}` {
+				t.Fatalf("%s answered %d %s", tc.method, w.Code, w.Body)
+			}
+			m := receive(t)
+			if m["full_message"] != tc.message || m["level"] != tc.level {
+				t.Errorf("message: %v", m)
+			}
+			ev, _ := m["_event"].(map[string]any)
+			req2, _ := ev["request"].(map[string]any)
+			if req2["method"] != tc.method {
+				t.Errorf("_event.request: %v", ev)
+			}
+			if tc.payload == nil {
+				return
+			}
+			if diff := cmp.Diff(tc.payload, req2["content"]); diff != "" {
+				t.Errorf("_event.request.content (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

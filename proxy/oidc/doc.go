@@ -44,9 +44,15 @@
 //     must be about the same subject); plain OAuth types ask the user-info
 //     endpoint with the access token.
 //  3. The user is found or created (identity.SignInExternal: the service's
-//     default_role through every app) and a session opened: the session
-//     response as for a password login, or a 302 to the remembered
-//     redirect with ?session_token=.
+//     default_role through every app) and a session opened. As in
+//     DreamFactory a browser ends at a page: 302 to the remembered
+//     redirect, else to the landing page of the app the callback came
+//     through (its launch URL when it is a URL or a file of a storage
+//     service: DreamFactory's default redirect URL, since Portcullis serves
+//     no page at /), with ?session_token=; a failed callback goes there
+//     with ?error=<message>. Without such a page, and for a script (an
+//     XMLHttpRequest, or a POST of the provider's answer), the answer is
+//     the session response as for a password login, or the error.
 //
 // The e-mail rule. The account is keyed by e-mail, so an address is used
 // only when the provider vouches for it: email_verified true (Microsoft:

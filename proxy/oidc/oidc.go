@@ -190,18 +190,40 @@ func (b *Backend) start(w http.ResponseWriter, r *http.Request) error {
 // callback finishes a sign-in. Failed callbacks count against the
 // client's address in the password sign-in's throttle, and a blocked
 // address is refused (429) before the provider is asked anything.
+//
+// A browser (a GET that is no XMLHttpRequest: it follows the provider's
+// redirect) ends at a page, as in DreamFactory: the redirect it asked for
+// at the start, else the landing page of the app it came through
+// (identity.Engine.LandingURL), with ?session_token= on success and
+// ?error= on failure. Without either, and for an API client (XHR, or a
+// POST of the provider's answer), the answer is the session response or
+// the error as JSON; a redirect asked for at the start is followed on
+// success whoever calls.
 func (b *Backend) callback(w http.ResponseWriter, r *http.Request) error {
+	target := ""
+	if browser(r) {
+		target = b.e.LandingURL(r.Context())
+	}
 	keys := identity.Keys{Address: identity.ClientKey(r.RemoteAddr)}
 	thr := b.e.Throttle()
 	if d := thr.Wait(keys); d > 0 {
-		return throttled(d)
+		return user.RedirectFailed(w, r, target, throttled(d))
 	}
-	err := b.finish(w, r)
+	st, err := b.finish(w, r)
 	var ae *apierr.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 		thr.Fail(keys)
 	}
-	return err
+	if st != nil && st.Redirect != "" && browser(r) {
+		target = st.Redirect
+	}
+	return user.RedirectFailed(w, r, target, err)
+}
+
+// browser reports whether a callback comes from a browser following the
+// provider's redirect rather than from a script.
+func browser(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("X-Requested-With") != "XMLHttpRequest"
 }
 
 // throttled is the 429 of an address that must wait d.
@@ -212,63 +234,62 @@ func throttled(d time.Duration) error {
 	return e
 }
 
-func (b *Backend) finish(w http.ResponseWriter, r *http.Request) error {
+// finish checks the provider's answer and signs the user in. It returns
+// the opened state (nil when it could not be opened) with the error.
+func (b *Backend) finish(w http.ResponseWriter, r *http.Request) (*sealed, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
+	st, err := b.open(ctx, q.Get("state"))
 	if e := q.Get("error"); e != "" {
 		msg := "The provider refused the sign-in: " + e
 		if d := q.Get("error_description"); d != "" {
 			msg += " (" + d + ")"
 		}
-		return apierr.Unauthorized("%s", msg)
+		return st, apierr.Unauthorized("%s", msg)
 	}
-	st, err := b.open(ctx, q.Get("state"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	code := q.Get("code")
 	if code == "" {
-		return apierr.Unauthorized("The provider's answer has no authorization code.")
+		return st, apierr.Unauthorized("The provider's answer has no authorization code.")
 	}
 	oc, err := b.oauth(ctx)
 	if err != nil {
-		return err
+		return st, err
 	}
 	tok, err := oc.Exchange(b.clientCtx(ctx), code, oauth2.VerifierOption(st.Verifier))
 	if err != nil {
-		return exchangeError(err)
+		return st, exchangeError(err)
 	}
 	var who person
 	if b.p.oidc {
 		if who, err = b.fromIDToken(ctx, tok, st.Nonce); err != nil {
-			return err
+			return st, err
 		}
 	} else {
 		if who, err = b.p.fetch(ctx, b, tok); err != nil {
-			return badGateway(err, "The provider's user-info endpoint failed")
+			return st, badGateway(err, "The provider's user-info endpoint failed")
 		}
 	}
 	if who.Unverified != "" {
-		return apierr.Unauthorized("The provider has not verified the e-mail address %s of this account; verify it with the provider and sign in again.", who.Unverified)
+		return st, apierr.Unauthorized("The provider has not verified the e-mail address %s of this account; verify it with the provider and sign in again.", who.Unverified)
 	}
 	in, err := b.e.SignInExternal(ctx, identity.External{Service: b.name, Subject: who.Subject, Email: who.Email,
 		Name: who.Name, FirstName: who.FirstName, LastName: who.LastName, RoleID: b.cfg.DefaultRole,
 		RefuseNew: b.cfg.AllowNewUsers != nil && !*b.cfg.AllowNewUsers})
 	if err != nil {
-		return user.APIError(err)
+		return st, user.APIError(err)
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if st.Redirect != "" {
-		target, err := url.Parse(st.Redirect)
-		if err == nil {
-			v := target.Query()
-			v.Set("session_token", in.Response.SessionToken)
-			target.RawQuery = v.Encode()
-			http.Redirect(w, r, target.String(), http.StatusFound)
-			return nil
-		}
+	target := st.Redirect
+	if target == "" && browser(r) {
+		target = b.e.LandingURL(ctx)
 	}
-	return writeJSON(w, in.Response)
+	if target != "" {
+		user.RedirectSignedIn(w, r, target, in.Response.SessionToken)
+		return st, nil
+	}
+	return st, writeJSON(w, in.Response)
 }
 
 // exchangeError classifies a failed code exchange: the provider refusing

@@ -25,7 +25,18 @@ type answer struct {
 
 func get(t *testing.T, u string, h http.Header) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	return do(t, http.MethodGet, u, h)
+}
+
+// post sends an empty POST to u, following no redirect.
+func post(t *testing.T, u string) answer {
+	t.Helper()
+	return do(t, http.MethodPost, u, nil)
+}
+
+func do(t *testing.T, method, u string, h http.Header) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,4 +274,78 @@ func TestIssuerWithTrailingSlash(t *testing.T) {
 			t.Fatalf("%s: %d %v", doc, a.status, a.body)
 		}
 	}
+}
+
+// TestCallbackToLaunchURL: a browser's callback that asked for no
+// redirect goes where DreamFactory sends it (its default redirect URL;
+// here the launch URL of the app the callback came through) with the
+// session token, and a failed one with ?error=; an API client (XHR, or a
+// POST of the provider's answer) still gets JSON.
+func TestCallbackToLaunchURL(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	p := newProvider(t, "c1")
+	admin := in.Admin(t)
+	roleID := roleNamed(t, admin, "web-users")
+	r := admin.Do(t, "POST", "/api/v2/system/app", map[string]any{"resource": []any{map[string]any{
+		"name": "web", "is_active": true, "type": 2, "url": "https://app.example.com/welcome?lang=en", "role_id": roleID}}})
+	if r.Status != 201 {
+		t.Fatalf("app: %d %s", r.Status, r.Body)
+	}
+	apps := admin.Do(t, "GET", "/api/v2/system/app?filter=name%3Dweb&fields=api_key", nil).Map(t)["resource"].([]any)
+	key := apps[0].(map[string]any)["api_key"].(string)
+	createService(t, admin, map[string]any{"name": "idp", "label": "IdP", "type": "oidc", "is_active": true, "config": map[string]any{
+		"discovery_document": p.URL, "client_id": "c1", "default_role": roleID,
+		"redirect_url": in.URL + "/api/v2/user/session?oauth_callback=true&service=idp&api_key=" + key}})
+	start := in.URL + "/api/v2/user/session?service=idp&api_key=" + key
+
+	t.Run("a browser goes to the app's launch URL with the token", func(t *testing.T) {
+		a := signIn(t, in, start, p.URL+"/authorize?", nil)
+		u, err := url.Parse(a.loc)
+		if a.status != http.StatusFound || err != nil || u.Host != "app.example.com" || u.Path != "/welcome" || u.Query().Get("lang") != "en" {
+			t.Fatalf("callback: %d %q %v", a.status, a.loc, a.body)
+		}
+		c := in.API()
+		c.APIKey, c.Session = key, u.Query().Get("session_token")
+		if s := c.Do(t, "GET", "/api/v2/user/session", nil).Map(t); s["email"] != "ann+idp@example.org" {
+			t.Fatalf("session of the token: %v", s)
+		}
+	})
+	t.Run("a redirect asked for wins", func(t *testing.T) {
+		a := signIn(t, in, start+"&redirect="+url.QueryEscape("/app/index.html"), p.URL+"/authorize?", nil)
+		if a.status != http.StatusFound || !strings.HasPrefix(a.loc, "/app/index.html?session_token=") {
+			t.Fatalf("callback: %d %q %v", a.status, a.loc, a.body)
+		}
+	})
+	t.Run("a failed sign-in goes there with the error", func(t *testing.T) {
+		a := signIn(t, in, start, p.URL+"/authorize?", func(cb *url.URL) {
+			q := cb.Query()
+			q.Del("code")
+			q.Set("error", "access_denied")
+			cb.RawQuery = q.Encode()
+		})
+		u, _ := url.Parse(a.loc)
+		if a.status != http.StatusFound || u == nil || u.Host != "app.example.com" || !strings.Contains(u.Query().Get("error"), "access_denied") ||
+			u.Query().Get("session_token") != "" {
+			t.Fatalf("callback: %d %q %v", a.status, a.loc, a.body)
+		}
+	})
+	t.Run("an API client gets JSON", func(t *testing.T) {
+		// The provider's answer handled by a script: its callback asked
+		// with XMLHttpRequest, or posted.
+		for _, tc := range []struct {
+			name string
+			call func(cb string) answer
+		}{
+			{"XHR", func(cb string) answer { return get(t, cb, http.Header{"X-Requested-With": {"XMLHttpRequest"}}) }},
+			{"POST", func(cb string) answer { return post(t, cb) }},
+		} {
+			s := get(t, start, nil)
+			b := get(t, s.loc, nil)
+			got := tc.call(b.loc)
+			if got.status != http.StatusOK || got.body["email"] != "ann+idp@example.org" || got.body["session_token"] == nil {
+				t.Errorf("%s callback: %d %q %v", tc.name, got.status, got.loc, got.body)
+			}
+		}
+	})
 }

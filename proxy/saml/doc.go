@@ -33,9 +33,13 @@
 //  4. The user is found or created (identity.SignInExternal: e-mail
 //     <local>+<service>@<domain> from the mapped e-mail attribute or an
 //     e-mail NameID, else <nameid>+<service>@<service>.com; the service's
-//     default_role through every app) and a session opened: the session
-//     response as for a password login, or a 302 to the redirect with the
-//     token in place of _token_ or as ?session_token=.
+//     default_role through every app) and a session opened: a 302 to the
+//     redirect (else the service's relay_state, else, for the browser's
+//     form post, the landing page of the app it came through: its launch
+//     URL when it is a URL or a file of a storage service) with the token
+//     in place of _token_ or as ?session_token=; without any, the session
+//     response as for a password login (DreamFactory's answer without a
+//     RelayState).
 //
 // Errors: a bad configuration is a 400 on save; IdP metadata that cannot
 // be read is 502; every refused answer is 401 with the reason; a request

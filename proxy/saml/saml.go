@@ -287,9 +287,8 @@ func (b *Backend) acs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return user.APIError(err)
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if st.Redirect != "" {
-		http.Redirect(w, r, withToken(st.Redirect, in.Response.SessionToken), http.StatusFound)
+	if target := b.landing(r, st); target != "" {
+		user.RedirectSignedIn(w, r, target, in.Response.SessionToken)
 		return nil
 	}
 	return writeJSON(w, in.Response)
@@ -452,20 +451,23 @@ func attribute(a *saml.Assertion, names []string) string {
 	return ""
 }
 
-// withToken puts the session token in target: in place of _token_, else
-// as ?session_token=.
-func withToken(target, token string) string {
-	if strings.Contains(target, "_token_") {
-		return strings.ReplaceAll(target, "_token_", url.QueryEscape(token))
+// landing is where the browser goes after signing in: the redirect it
+// asked for at the start (or relay_state then), else the service's
+// relay_state now, else, for a browser's form post, the landing page of
+// the app it came through (identity.Engine.LandingURL). "" answers the
+// session response as JSON, as DreamFactory does for an answer without a
+// RelayState to go to.
+func (b *Backend) landing(r *http.Request, st *relay) string {
+	if st.Redirect != "" {
+		return st.Redirect
 	}
-	u, err := url.Parse(target)
-	if err != nil {
-		return target
+	if b.cfg.RelayState != "" {
+		return b.cfg.RelayState
 	}
-	v := u.Query()
-	v.Set("session_token", token)
-	u.RawQuery = v.Encode()
-	return u.String()
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
+		return b.e.LandingURL(r.Context())
+	}
+	return ""
 }
 
 // baseURL is where clients reach this instance: the PublicURL, else the

@@ -500,3 +500,41 @@ func TestSAMLAcrossInstances(t *testing.T) {
 		t.Fatalf("replay on the first instance: %d %s", r.status, r.raw)
 	}
 }
+
+// TestSAMLToLaunchURL: the browser's form post at the ACS with no
+// redirect asked for and no relay_state goes to the launch URL of the
+// app it came through, with the session token; a JSON post (a script)
+// still gets the session response.
+func TestSAMLToLaunchURL(t *testing.T) {
+	t.Parallel()
+	in := proxytest.StartSQLite(t)
+	roleID := createRole(t, in, "web-users")
+	admin := in.Admin(t)
+	r := admin.Do(t, "POST", "/api/v2/system/app", map[string]any{"resource": []any{map[string]any{
+		"name": "web", "is_active": true, "type": 2, "url": "https://app.example.com/welcome", "role_id": roleID}}})
+	if r.Status != 201 {
+		t.Fatalf("app: %d %s", r.Status, r.Body)
+	}
+	key := admin.Do(t, "GET", "/api/v2/system/app?filter=name%3Dweb&fields=api_key", nil).Map(t)["resource"].([]any)[0].(map[string]any)["api_key"].(string)
+	idp := newTestIdP(t, key)
+	createService(t, in, "sso1", manualConfig(idp, roleID))
+	start := in.URL + "/api/v2/sso1/sso?api_key=" + key
+
+	a := toIdP(t, start, idp).post(t)
+	u, err := url.Parse(a.loc)
+	if a.status != http.StatusFound || err != nil || u.Host != "app.example.com" || u.Path != "/welcome" || u.Query().Get("session_token") == "" {
+		t.Fatalf("acs: %d %q %s", a.status, a.loc, a.raw)
+	}
+	c := in.API()
+	c.APIKey, c.Session = key, u.Query().Get("session_token")
+	if s := c.Do(t, "GET", "/api/v2/user/session", nil).Map(t); s["email"] != "ann+sso1@example.org" {
+		t.Fatalf("session of the token: %v", s)
+	}
+
+	f := toIdP(t, start, idp)
+	body, _ := json.Marshal(map[string]string{"SAMLResponse": f.response, "RelayState": f.relayState})
+	b := do(t, http.MethodPost, f.action, http.Header{"Content-Type": {"application/json"}}, bytes.NewReader(body))
+	if b.status != http.StatusOK || b.body["session_token"] == nil {
+		t.Fatalf("JSON post: %d %q %s", b.status, b.loc, b.raw)
+	}
+}

@@ -61,6 +61,8 @@ type cachedSchema struct {
 	columns sync.Map // *dialects.Table → string
 	// shapes caches, per table, the SQL of the fast reads (fast.go).
 	shapes sync.Map // *dialects.Table → *shape
+	// reads caches the compiled list reads (listcache.go).
+	reads listReads
 	// inserts caches the INSERT of each table and set of columns
 	// (create.go); insertN counts what was stored, to bound it.
 	inserts sync.Map // insertKey → *insertShape

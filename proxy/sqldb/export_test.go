@@ -21,6 +21,18 @@ func CachedStatements(b any) int {
 	return c.lru.Len()
 }
 
+// CachedListReads is the number of compiled list reads b keeps for its
+// current schema.
+func CachedListReads(b any) int {
+	c := b.(*Backend).schema.Load()
+	if c == nil {
+		return 0
+	}
+	c.reads.mu.RLock()
+	defer c.reads.mu.RUnlock()
+	return len(c.reads.m)
+}
+
 // SetRawBodies turns keeping a POST body of one record as text (body.go)
 // on or off, for tests comparing the fast path with the general one.
 func SetRawBodies(on bool) (restore func()) {

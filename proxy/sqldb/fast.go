@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -287,10 +286,5 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 		return true, q.b.dbError(err)
 	}
 	defer rr.release()
-	return true, q.stream(w, rr, o.limit, func(n int) []byte {
-		if n <= o.limit {
-			return nil
-		}
-		return append(strconv.AppendInt([]byte(`,"meta":{"next":`), int64(o.offset+o.limit), 10), '}')
-	})
+	return true, q.stream(w, rr, o.limit, o.offset, -1)
 }

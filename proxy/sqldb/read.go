@@ -186,31 +186,16 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 	if o.idsGiven || len(o.records) > 0 {
 		return q.getByKeys(ctx, w)
 	}
-	cond, args, err := q.compileFilter(o.filter)
+	if q.listCacheable() {
+		lr, err := q.listReadOf()
+		if err != nil {
+			return err
+		}
+		return q.runList(ctx, w, lr)
+	}
+	qu, err := q.compileWhere()
 	if err != nil {
 		return err
-	}
-	qu := &query{cond: cond, args: args, limit: o.limit, offset: o.offset}
-	if g := strings.TrimSpace(o.group); g != "" {
-		terms, err := filter.ParseGroup(g)
-		if err != nil {
-			return badQuery(err)
-		}
-		if qu.group, qu.gargs, err = filter.CompileGroup(terms, q.res); err != nil {
-			return badQuery(err)
-		}
-	}
-	if h := strings.TrimSpace(o.having); h != "" {
-		if qu.group == "" {
-			return apierr.BadRequest("having needs group.")
-		}
-		e, err := filter.ParseHaving(h)
-		if err != nil {
-			return badQuery(err)
-		}
-		if qu.having, qu.hargs, err = filter.CompileHaving(e, q.res); err != nil {
-			return badQuery(err)
-		}
 	}
 	if o.countOnly {
 		n, err := q.count(ctx, qu)
@@ -223,19 +208,8 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 	if err != nil {
 		return err
 	}
-	if qu.sel, err = q.selectColumns(o.fields, qu.group != "", relationFields(rels)); err != nil {
+	if err := q.compileColumns(qu, rels); err != nil {
 		return err
-	}
-	if ord := strings.TrimSpace(o.order); ord != "" {
-		items, err := filter.ParseOrder(ord)
-		if err != nil {
-			return badQuery(err)
-		}
-		if qu.order, qu.oargs, err = filter.CompileOrder(q.nullsLikeOthers(items, q.table), q.res); err != nil {
-			return badQuery(err)
-		}
-	} else if qu.group == "" && !qu.sel.aggregate {
-		qu.order, qu.oargs = q.defaultOrder()
 	}
 	var total int64 = -1
 	if o.includeCount {
@@ -253,19 +227,6 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 	rr, err := newRowReader(q.kind, rows, cs, qu.sel.visible, qu.sel.hints)
 	if err != nil {
 		return q.b.dbError(err)
-	}
-	meta := func(n int) []byte {
-		var m []string
-		if total >= 0 {
-			m = append(m, `"count":`+strconv.FormatInt(total, 10))
-		}
-		if n > o.limit {
-			m = append(m, `"next":`+strconv.Itoa(o.offset+o.limit))
-		}
-		if len(m) == 0 {
-			return nil
-		}
-		return []byte(`,"meta":{` + strings.Join(m, ",") + `}`)
 	}
 	if len(rels) > 0 {
 		page, err := q.readPage(rr, o.limit)
@@ -290,19 +251,96 @@ func (q *tableReq) get(ctx context.Context, w http.ResponseWriter) error {
 			cw.maybeFlush()
 		}
 		cw.buf = append(cw.buf, ']')
-		cw.buf = append(cw.buf, meta(page.seen)...)
+		cw.buf = appendMeta(cw.buf, total, page.seen, o.limit, o.offset)
 		cw.buf = append(cw.buf, "}\n"...)
 		return cw.finish()
 	}
-	return q.stream(w, rr, o.limit, meta)
+	return q.stream(w, rr, o.limit, o.offset, total)
 }
 
-// stream writes the rows of rr as {"resource":[…]} followed by meta. It
+// compileWhere compiles the conditions of a list read: the client's filter,
+// group and having. Its errors are the 400s of get.
+func (q *tableReq) compileWhere() (*query, error) {
+	o := q.opts
+	cond, args, err := q.compileFilter(o.filter)
+	if err != nil {
+		return nil, err
+	}
+	qu := &query{cond: cond, args: args, limit: o.limit, offset: o.offset}
+	if g := strings.TrimSpace(o.group); g != "" {
+		terms, err := filter.ParseGroup(g)
+		if err != nil {
+			return nil, badQuery(err)
+		}
+		if qu.group, qu.gargs, err = filter.CompileGroup(terms, q.res); err != nil {
+			return nil, badQuery(err)
+		}
+	}
+	if h := strings.TrimSpace(o.having); h != "" {
+		if qu.group == "" {
+			return nil, apierr.BadRequest("having needs group.")
+		}
+		e, err := filter.ParseHaving(h)
+		if err != nil {
+			return nil, badQuery(err)
+		}
+		if qu.having, qu.hargs, err = filter.CompileHaving(e, q.res); err != nil {
+			return nil, badQuery(err)
+		}
+	}
+	return qu, nil
+}
+
+// compileColumns sets the selection (the client's fields, and the columns
+// rels need) and the order of qu.
+func (q *tableReq) compileColumns(qu *query, rels []*relLoad) error {
+	o := q.opts
+	var err error
+	if qu.sel, err = q.selectColumns(o.fields, qu.group != "", relationFields(rels)); err != nil {
+		return err
+	}
+	if ord := strings.TrimSpace(o.order); ord != "" {
+		items, err := filter.ParseOrder(ord)
+		if err != nil {
+			return badQuery(err)
+		}
+		if qu.order, qu.oargs, err = filter.CompileOrder(q.nullsLikeOthers(items, q.table), q.res); err != nil {
+			return badQuery(err)
+		}
+	} else if qu.group == "" && !qu.sel.aggregate {
+		qu.order, qu.oargs = q.defaultOrder()
+	}
+	return nil
+}
+
+// appendMeta appends a page's meta member: count when total is not
+// negative, next when more than limit rows were read (n); nothing when
+// neither.
+func appendMeta(b []byte, total int64, n, limit, offset int) []byte {
+	more := n > limit
+	if total < 0 && !more {
+		return b
+	}
+	b = append(b, `,"meta":{`...)
+	if total >= 0 {
+		b = strconv.AppendInt(append(b, `"count":`...), total, 10)
+	}
+	if more {
+		if total >= 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, `"next":`...), int64(offset+limit), 10)
+	}
+	return append(b, '}')
+}
+
+// stream writes the rows of rr as {"resource":[…]} followed by the meta
+// of a page at offset with total records (negative: not counted). It
 // holds up to holdSize bytes before the first write, then flushes every
 // flushSize bytes. An error before anything was written is
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
-func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta func(int) []byte) error {
+func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset int, total int64) error {
 	pb := getBuf()
 	defer putBuf(pb)
 	buf := append((*pb)[:0], `{"resource":[`...)
@@ -348,7 +386,7 @@ func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit int, meta 
 		return q.b.dbError(err)
 	}
 	buf = append(buf, ']')
-	buf = append(buf, meta(n)...)
+	buf = appendMeta(buf, total, n, limit, offset)
 	buf = append(buf, "}\n"...)
 	if !started {
 		return writeRaw(w, buf)
