@@ -171,8 +171,9 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	}
 	pb := getBuf()
 	defer putBuf(pb)
-	var m keyMatch
-	m.init(sh, key, (*pb)[:0])
+	var wantBuf [64]byte
+	want := appendKey(wantBuf[:0], key...)
+	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
 	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
 	if err != nil {
@@ -192,7 +193,7 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 		if !ok {
 			break
 		}
-		m.row(rr.rj)
+		m.row(rr.rj, want)
 	}
 	if err := rr.Close(); err != nil {
 		return true, q.b.dbError(err)
@@ -205,23 +206,14 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 // ignoring case.
 type keyMatch struct {
 	keyAt []int  // the key columns among the result columns
-	want  []byte // appendKey of the key asked
 	buf   []byte // the JSON of the record picked so far
 	found bool
 	exact bool
-	// wantBuf holds want when short.
-	wantBuf [64]byte
 }
 
-// init makes m the match of the key asked, key, among the results of
-// sh's read by key, written into buf.
-func (m *keyMatch) init(sh *shape, key []any, buf []byte) {
-	m.keyAt, m.buf = sh.keyAt, buf
-	m.want = appendKey(m.wantBuf[:0], key...)
-}
-
-// row considers the current row of rj.
-func (m *keyMatch) row(rj *rowjson.Rows) {
+// row considers the current row of rj for the key asked, want (appendKey
+// of it).
+func (m *keyMatch) row(rj *rowjson.Rows, want []byte) {
 	var gotBuf [64]byte
 	got := gotBuf[:0]
 	for i, at := range m.keyAt {
@@ -235,9 +227,9 @@ func (m *keyMatch) row(rj *rowjson.Rows) {
 		got = appendKey(got, v)
 	}
 	switch {
-	case bytes.Equal(got, m.want):
+	case bytes.Equal(got, want):
 		m.exact = true
-	case !m.found && bytes.EqualFold(got, m.want):
+	case !m.found && bytes.EqualFold(got, want):
 	default:
 		return
 	}

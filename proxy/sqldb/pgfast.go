@@ -74,8 +74,7 @@ func (q *tableReq) pgGetByID(ctx context.Context, w http.ResponseWriter, sh *sha
 	defer conn.Close()
 	pb := getBuf()
 	defer putBuf(pb)
-	m := new(keyMatch)
-	m.init(sh, key, (*pb)[:0])
+	m := &keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
@@ -107,6 +106,8 @@ func (q *tableReq) pgRead(ctx context.Context, pc *pgx.Conn, sh *shape, key []an
 	tm := pc.TypeMap()
 	fds := rows.FieldDescriptions()
 	pp := sh.pgPlanFor(tm, fds, len(q.table.Columns), q.table)
+	var wantBuf [64]byte
+	want := appendKey(wantBuf[:0], key...)
 	rr := readers.Get().(*rowReader)
 	defer func() {
 		rr.own.Clear()
@@ -122,7 +123,7 @@ func (q *tableReq) pgRead(ctx context.Context, pc *pgx.Conn, sh *shape, key []an
 			}
 			rj.Set(i, v)
 		}
-		m.row(rj)
+		m.row(rj, want)
 	}
 	rows.Close()
 	return rows.Err()
