@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/portcullis-dev/portcullis/handlers"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/mcp"
@@ -29,6 +30,16 @@ func newAudit(reg prometheus.Registerer) *mcp.Audit {
 	})
 	reg.MustRegister(dropped)
 	return mcp.NewAudit(mcp.AuditOptions{Dropped: dropped.Inc})
+}
+
+// auditRefusals wraps the API key and session stages so that a tool call
+// to an mcp service that is answered before its backend (by them or by
+// any later stage: roles, limits, scripts) reaches the audit stream as a
+// forwarded one does: mcp.Audit.Gate before the API key stage, the caller
+// noted after each of the two (mcp.SeeCaller).
+func auditRefusals(a *mcp.Audit, keys, sessions handlers.Stage) (handlers.Stage, handlers.Stage) {
+	return func(next http.Handler) http.Handler { return a.Gate(keys(mcp.SeeCaller(next))) },
+		func(next http.Handler) http.Handler { return sessions(mcp.SeeCaller(next)) }
 }
 
 // Audit returns the log of MCP tool calls.

@@ -34,6 +34,7 @@ func (s *Server) identityStages() (keys, sessions handlers.Stage, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	keys, sessions = auditRefusals(s.audit, keys, sessions)
 	return keys, sessions, nil
 }
 

@@ -285,3 +285,23 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 	}
 	return res, true, nil
 }
+
+// Attached appends to dst the scripts attached to the event names a
+// request fires in phase (those of [Names], in that order). It builds no
+// name: a request pays a few map lookups.
+func (e *Engine) Attached(dst []Script, service, resource, verb string, phase Phase) []Script {
+	if e == nil || len(e.byName) == 0 {
+		return dst
+	}
+	var buf [256]byte
+	b, i := appendNames(buf[:0], service, resource, verb, phase)
+	if en, ok := e.byName[string(b[:i])]; ok {
+		dst = append(dst, en.Script)
+	}
+	if i < len(b) {
+		if en, ok := e.byName[string(b[i:])]; ok {
+			dst = append(dst, en.Script)
+		}
+	}
+	return dst
+}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -34,6 +33,10 @@ func (luaLang) compile(name, src string) (runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("syntax error: %w", err)
 	}
+	// A main chunk is a vararg function without a local arg (Lua 5.1's
+	// compatibility table), so the table the interpreter would build for
+	// it on every run could never be read.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return &luaScript{proto: proto}, nil
 }
 
@@ -49,18 +52,81 @@ func lastLine(s string) string {
 // luaScript is one compiled Lua script.
 type luaScript struct{ proto *lua.FunctionProto }
 
-// states pools sandboxed interpreter states; a state serves one run at a
-// time and is discarded after a run that failed.
-var states = sync.Pool{New: func() any { return newSandbox() }}
+// luaPoolSize bounds the idle interpreter states kept for reuse.
+const luaPoolSize = 64
 
-// arrayMark is the metatable of tables made from JSON arrays, so that an
-// empty one goes back to JSON as [] rather than {}.
-var arrayMarkKey = "__portcullis_array"
+// luaFree holds idle sandboxed states. Unlike a sync.Pool it keeps them
+// across garbage collections (building one costs some hundred
+// allocations). A state serves one run at a time and is discarded after a
+// run that failed.
+var luaFree = make(chan *luaState, luaPoolSize)
+
+func getLuaState() *luaState {
+	select {
+	case st := <-luaFree:
+		return st
+	default:
+		return newSandbox()
+	}
+}
+
+func putLuaState(st *luaState) {
+	select {
+	case luaFree <- st:
+	default:
+		st.L.Close()
+	}
+}
+
+// luaState is one pooled sandboxed interpreter with what every run reuses:
+// the globals, platform.api (read-only, its functions reading the run in
+// progress) and the metatables. What belongs to one run (its context,
+// platform, event and the sources of its lazy tables) is in run, reset
+// when the run ends, so nothing of a run reaches the next.
+type luaState struct {
+	L        *lua.LState
+	globals  *lua.LTable // the library; event and platform of the run in progress
+	envMeta  *lua.LTable // a run's environment: reads fall through to globals
+	lazyMeta *lua.LTable // tables converted from Go objects on first read
+	arrays   *lua.LTable // marks tables made from JSON arrays
+	api      *lua.LTable // platform.api, read-only
+	run      luaRun
+}
+
+// luaRun is the part of a state that belongs to the run in progress.
+type luaRun struct {
+	ctx context.Context
+	p   Platform
+	// lazy holds the Go object behind each table not converted yet.
+	lazy map[*lua.LTable]lazySource
+}
+
+// lazySource is the Go object behind a lazy table: a key is converted on
+// first read (and then held by the table itself), or never when the
+// script sets it first (done).
+type lazySource struct {
+	src   map[string]any
+	done  map[string]struct{}
+	depth int
+}
+
+// platformSource is the Go side of every run's platform table: api is the
+// state's platform.api, session is converted from Platform.Session on
+// first read.
+var platformSource = map[string]any{"api": luaSpecial(luaAPI), "session": luaSpecial(luaSession)}
+
+// luaSpecial marks the values of platformSource.
+type luaSpecial int
+
+const (
+	luaAPI luaSpecial = iota
+	luaSession
+)
 
 // newSandbox makes a state with only the base, table, string and math
 // libraries, without the loaders, the registry tricks or the garbage
 // collector control, and with the libraries read-only.
-func newSandbox() *lua.LState {
+func newSandbox() *luaState {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 200, RegistrySize: 4096, RegistryMaxSize: 1 << 20})
 	for _, lib := range []struct {
 		name string
@@ -80,8 +146,37 @@ func newSandbox() *lua.LState {
 	for _, n := range []string{"string", "table", "math"} {
 		L.SetGlobal(n, readOnly(L, L.GetGlobal(n).(*lua.LTable)))
 	}
-	L.G.Registry.RawSetString(arrayMarkKey, L.NewTable())
-	return L
+	st := &luaState{L: L, globals: L.G.Global, arrays: L.NewTable(), run: luaRun{lazy: map[*lua.LTable]lazySource{}}}
+	st.envMeta = L.NewTable()
+	st.envMeta.RawSetString("__index", st.globals)
+	st.lazyMeta = L.NewTable()
+	st.lazyMeta.RawSetString("__index", L.NewFunction(st.lazyIndex))
+	st.lazyMeta.RawSetString("__newindex", L.NewFunction(st.lazyNewIndex))
+	// What reads a table whole sees the keys not converted yet.
+	pairsNext := st.globals.RawGetString("pairs").(*lua.LFunction).Upvalues[0].Value()
+	st.globals.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		st.fill(t)
+		L.Push(pairsNext)
+		L.Push(t)
+		L.Push(lua.LNil)
+		return 3
+	}))
+	for _, n := range []string{"next", "rawget", "setmetatable"} {
+		orig := st.globals.RawGetString(n).(*lua.LFunction).GFunction
+		st.globals.RawSetString(n, L.NewFunction(func(L *lua.LState) int {
+			if t, ok := L.Get(1).(*lua.LTable); ok {
+				st.fill(t)
+			}
+			return orig(L)
+		}))
+	}
+	api := L.NewTable()
+	for _, m := range []string{"get", "post", "put", "patch", "delete"} {
+		api.RawSetString(m, L.NewFunction(st.apiCall(m)))
+	}
+	st.api = readOnly(L, api)
+	return st
 }
 
 // readOnly returns a proxy of t whose writes raise an error.
@@ -113,37 +208,129 @@ func luaRep(L *lua.LState) int {
 	return 1
 }
 
+// The event and platform objects are lazy tables: each starts empty, with
+// the Go object behind it in run.lazy, and converts a key on first read
+// (__index), storing it in the table so later reads are plain. A key the
+// script sets first is never converted (__newindex). pairs, next, rawget
+// and setmetatable convert the whole table first; reading a table back
+// takes the keys never converted from the Go object as they are. So an
+// empty hook converts nothing and reads nothing back.
+
+// lazyTable returns a table converted from src on demand.
+func (st *luaState) lazyTable(src map[string]any, depth int) *lua.LTable {
+	t := st.L.CreateTable(0, 0) // no map until a key is converted or set
+	t.Metatable = st.lazyMeta
+	st.run.lazy[t] = lazySource{src: src, depth: depth}
+	return t
+}
+
+// lazyIndex is a lazy table's __index: the key converted from the Go
+// object, unless the script set it already.
+func (st *luaState) lazyIndex(L *lua.LState) int {
+	t := L.CheckTable(1)
+	k, ok := L.Get(2).(lua.LString)
+	ls, lazy := st.run.lazy[t]
+	if !ok || !lazy {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(st.convertKey(t, ls, string(k)))
+	return 1
+}
+
+// convertKey converts key of a lazy table and stores it in the table.
+func (st *luaState) convertKey(t *lua.LTable, ls lazySource, key string) lua.LValue {
+	if _, done := ls.done[key]; done {
+		return lua.LNil
+	}
+	gv, has := ls.src[key]
+	if !has {
+		return lua.LNil
+	}
+	st.markDone(t, ls, key)
+	lv, err := st.toLua(gv, ls.depth+1)
+	if err != nil {
+		st.L.RaiseError("%s: %v", key, err)
+	}
+	t.RawSetString(key, lv)
+	return lv
+}
+
+// markDone records that key of a lazy table is the table's own now.
+func (st *luaState) markDone(t *lua.LTable, ls lazySource, key string) {
+	if ls.done == nil {
+		ls.done = make(map[string]struct{}, len(ls.src))
+		st.run.lazy[t] = ls
+	}
+	ls.done[key] = struct{}{}
+}
+
+// lazyNewIndex is a lazy table's __newindex: a key set before it was read
+// is the script's, never converted.
+func (st *luaState) lazyNewIndex(L *lua.LState) int {
+	t := L.CheckTable(1)
+	k, v := L.Get(2), L.Get(3)
+	if ks, ok := k.(lua.LString); ok {
+		if ls, lazy := st.run.lazy[t]; lazy {
+			if _, has := ls.src[string(ks)]; has {
+				st.markDone(t, ls, string(ks))
+			}
+		}
+	}
+	L.RawSet(t, k, v)
+	return 0
+}
+
+// fill converts what is left of a lazy table, which becomes a plain one.
+func (st *luaState) fill(t *lua.LTable) {
+	ls, lazy := st.run.lazy[t]
+	if !lazy {
+		return
+	}
+	for k := range ls.src {
+		if _, done := ls.done[k]; !done {
+			st.convertKey(t, ls, k)
+			ls = st.run.lazy[t]
+		}
+	}
+	delete(st.run.lazy, t)
+	t.Metatable = lua.LNil
+}
+
 func (s *luaScript) run(ctx context.Context, ev map[string]any, p Platform) (res Result, err error) {
-	L := states.Get().(*lua.LState)
+	st := getLuaState()
+	L := st.L
 	ok := false
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 		L.RemoveContext()
+		st.globals.RawSetString("event", lua.LNil)
+		st.globals.RawSetString("platform", lua.LNil)
+		st.run.ctx, st.run.p = nil, nil
+		clear(st.run.lazy)
 		if ok {
 			L.SetTop(0)
-			states.Put(L)
+			putLuaState(st)
 		} else {
 			L.Close()
 		}
 	}()
 	L.SetContext(ctx)
-	env := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.Get(lua.GlobalsIndex))
-	L.SetMetatable(env, mt)
-	evv, err := toLua(L, ev, 0)
-	if err != nil {
-		return Result{}, err
-	}
-	env.RawSetString("event", evv)
-	env.RawSetString("platform", platformTable(L, ctx, p))
+	st.run.ctx, st.run.p = ctx, p
+	// The run's globals go to env; reads of the others fall through to
+	// the state's globals, where event and platform are this run's.
+	env := L.CreateTable(0, 0)
+	env.Metatable = st.envMeta
+	event := st.lazyTable(ev, 0)
+	st.globals.RawSetString("event", event)
+	st.globals.RawSetString("platform", st.lazyTable(platformSource, 0))
 	fn := L.NewFunctionFromProto(s.proto)
 	fn.Env = env
 	L.Push(fn)
 	if err := L.PCall(0, 1, nil); err != nil {
-		return Result{}, luaError(err)
+		return Result{}, st.luaError(err)
 	}
 	if ctx.Value(readOnlyKey{}) != nil {
 		// Without allow_event_modification the result is not read back.
@@ -151,22 +338,44 @@ func (s *luaScript) run(ctx context.Context, ev map[string]any, p Platform) (res
 		return Result{}, nil
 	}
 	ret := L.Get(-1)
-	out, err := fromLua(L, env.RawGetString("event"), 0)
-	if err != nil {
-		return Result{}, err
+	evv := env.RawGetString("event")
+	if evv == lua.LNil {
+		evv = event
 	}
-	if m, isMap := out.(map[string]any); isMap {
-		res.Request, _ = m["request"].(map[string]any)
-		res.Response, _ = m["response"].(map[string]any)
-	}
-	if ret != lua.LNil {
-		if _, isTable := ret.(*lua.LTable); !isTable {
-			res.Returned, _ = fromLua(L, ret, 0)
+	if evt, isTable := evv.(*lua.LTable); isTable {
+		// A part of the event the script never read is left out: nil is
+		// "unchanged".
+		if _, lazy := st.run.lazy[evt]; lazy {
+			for _, k := range []string{"request", "response"} {
+				lv := evt.RawGetString(k)
+				if lv == lua.LNil {
+					continue
+				}
+				v, err := st.fromLua(lv, 1)
+				if err != nil {
+					return Result{}, err
+				}
+				m, _ := v.(map[string]any)
+				if k == "request" {
+					res.Request = m
+				} else {
+					res.Response = m
+				}
+			}
+		} else {
+			out, err := st.fromLua(evt, 0)
+			if err != nil {
+				return Result{}, err
+			}
+			if m, isMap := out.(map[string]any); isMap {
+				res.Request, _ = m["request"].(map[string]any)
+				res.Response, _ = m["response"].(map[string]any)
+			}
 		}
 	}
-	if rt, isTable := ret.(*lua.LTable); isTable {
-		v, err := fromLua(L, rt, 0)
-		if err != nil {
+	if ret != lua.LNil {
+		v, err := st.fromLua(ret, 0)
+		if _, isTable := ret.(*lua.LTable); isTable && err != nil {
 			return Result{}, err
 		}
 		res.Returned = v
@@ -184,12 +393,13 @@ func (s *luaScript) run(ctx context.Context, ev map[string]any, p Platform) (res
 
 // luaError turns a failed PCall into an *Abort (error{status_code=…,
 // message=…}) or a plain error.
-func luaError(err error) error {
+func (st *luaState) luaError(err error) error {
 	var ae *lua.ApiError
 	if !errors.As(err, &ae) {
 		return err
 	}
 	if t, ok := ae.Object.(*lua.LTable); ok {
+		st.fill(t)
 		a := &Abort{Status: 500}
 		if n, ok := t.RawGetString("status_code").(lua.LNumber); ok && n >= 400 && n <= 599 {
 			a.Status = int(n)
@@ -210,55 +420,43 @@ func luaError(err error) error {
 	return errors.New(msg)
 }
 
-// platformTable builds the platform object of one run.
-func platformTable(L *lua.LState, ctx context.Context, p Platform) *lua.LTable {
-	t := L.NewTable()
-	api := L.NewTable()
-	for _, m := range []string{"get", "post", "put", "patch", "delete"} {
-		method := strings.ToUpper(m)
-		api.RawSetString(m, L.NewFunction(func(L *lua.LState) int {
-			path := L.CheckString(1)
-			var payload any
-			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-				v, err := fromLua(L, L.Get(2), 0)
-				if err != nil {
-					L.RaiseError("platform.api.%s: %v", m, err)
-				}
-				payload = v
-			}
-			if p == nil {
-				L.RaiseError("platform.api is not available here")
-			}
-			status, content, err := p.API(ctx, method, path, payload)
+// apiCall is platform.api.{m}(path, payload): an inner call through the
+// Platform of the run in progress.
+func (st *luaState) apiCall(m string) lua.LGFunction {
+	method := strings.ToUpper(m)
+	return func(L *lua.LState) int {
+		path := L.CheckString(1)
+		var payload any
+		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+			v, err := st.fromLua(L.Get(2), 0)
 			if err != nil {
-				L.RaiseError("platform.api.%s %s: %v", m, path, err)
+				L.RaiseError("platform.api.%s: %v", m, err)
 			}
-			r := L.NewTable()
-			r.RawSetString("status_code", lua.LNumber(status))
-			cv, err := toLua(L, content, 0)
-			if err != nil {
-				L.RaiseError("platform.api.%s %s: %v", m, path, err)
-			}
-			r.RawSetString("content", cv)
-			L.Push(r)
-			return 1
-		}))
+			payload = v
+		}
+		p, ctx := st.run.p, st.run.ctx
+		if p == nil || ctx == nil {
+			L.RaiseError("platform.api is not available here")
+		}
+		status, content, err := p.API(ctx, method, path, payload)
+		if err != nil {
+			L.RaiseError("platform.api.%s %s: %v", m, path, err)
+		}
+		r := L.CreateTable(0, 2)
+		r.RawSetString("status_code", lua.LNumber(status))
+		cv, err := st.toLua(content, 0)
+		if err != nil {
+			L.RaiseError("platform.api.%s %s: %v", m, path, err)
+		}
+		r.RawSetString("content", cv)
+		L.Push(r)
+		return 1
 	}
-	t.RawSetString("api", api)
-	var sess map[string]any
-	if p != nil {
-		sess = p.Session()
-	}
-	sv, _ := toLua(L, sess, 0)
-	if sv == lua.LNil {
-		sv = L.NewTable()
-	}
-	t.RawSetString("session", sv)
-	return t
 }
 
-// toLua converts a JSON-shaped Go value to Lua.
-func toLua(L *lua.LState, v any, depth int) (lua.LValue, error) {
+// toLua converts a JSON-shaped Go value to Lua; an object becomes a lazy
+// table.
+func (st *luaState) toLua(v any, depth int) (lua.LValue, error) {
 	if depth > maxDepth {
 		return lua.LNil, errors.New("value nested too deeply")
 	}
@@ -282,40 +480,44 @@ func toLua(L *lua.LState, v any, depth int) (lua.LValue, error) {
 		}
 		return lua.LNumber(f), nil
 	case []any:
-		t := L.CreateTable(len(x), 0)
+		t := st.L.CreateTable(len(x), 0)
 		for _, e := range x {
-			lv, err := toLua(L, e, depth+1)
+			lv, err := st.toLua(e, depth+1)
 			if err != nil {
 				return lua.LNil, err
 			}
 			t.Append(lv)
 		}
-		if mt, ok := L.G.Registry.RawGetString(arrayMarkKey).(*lua.LTable); ok {
-			L.SetMetatable(t, mt)
-		}
+		t.Metatable = st.arrays
 		return t, nil
 	case map[string]any:
-		t := L.CreateTable(0, len(x))
-		for k, e := range x {
-			lv, err := toLua(L, e, depth+1)
-			if err != nil {
-				return lua.LNil, err
+		return st.lazyTable(x, depth), nil
+	case luaSpecial:
+		switch x {
+		case luaAPI:
+			return st.api, nil
+		default:
+			var sess map[string]any
+			if st.run.p != nil {
+				sess = st.run.p.Session()
 			}
-			t.RawSetString(k, lv)
+			if sess == nil {
+				return st.L.NewTable(), nil
+			}
+			return st.toLua(sess, depth)
 		}
-		return t, nil
 	case []string:
 		a := make([]any, len(x))
 		for i, s := range x {
 			a[i] = s
 		}
-		return toLua(L, a, depth)
+		return st.toLua(a, depth)
 	case map[string]string:
 		m := make(map[string]any, len(x))
 		for k, s := range x {
 			m[k] = s
 		}
-		return toLua(L, m, depth)
+		return st.toLua(m, depth)
 	default:
 		b, err := json.Marshal(x)
 		if err != nil {
@@ -325,13 +527,14 @@ func toLua(L *lua.LState, v any, depth int) (lua.LValue, error) {
 		if err := json.Unmarshal(b, &g); err != nil {
 			return lua.LNil, err
 		}
-		return toLua(L, g, depth)
+		return st.toLua(g, depth)
 	}
 }
 
 // fromLua converts a Lua value to a JSON-shaped Go value: a table with a
-// sequence part is an array, any other table an object.
-func fromLua(L *lua.LState, v lua.LValue, depth int) (any, error) {
+// sequence part is an array, any other table an object. The keys of a
+// lazy table never converted are its Go object's, as they are.
+func (st *luaState) fromLua(v lua.LValue, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, errors.New("value nested too deeply (a table that contains itself?)")
 	}
@@ -352,11 +555,10 @@ func fromLua(L *lua.LState, v lua.LValue, depth int) (any, error) {
 		}
 		return f, nil
 	case *lua.LTable:
-		mark, _ := L.G.Registry.RawGetString(arrayMarkKey).(*lua.LTable)
-		if n := x.MaxN(); n > 0 || (mark != nil && L.GetMetatable(x) == mark) {
+		if n := x.MaxN(); n > 0 || x.Metatable == st.arrays {
 			out := make([]any, 0, n)
 			for i := 1; i <= n; i++ {
-				e, err := fromLua(L, x.RawGetInt(i), depth+1)
+				e, err := st.fromLua(x.RawGetInt(i), depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -365,6 +567,17 @@ func fromLua(L *lua.LState, v lua.LValue, depth int) (any, error) {
 			return out, nil
 		}
 		out := map[string]any{}
+		if ls, lazy := st.run.lazy[x]; lazy {
+			for k, e := range ls.src {
+				if _, done := ls.done[k]; done {
+					continue
+				}
+				if _, special := e.(luaSpecial); special {
+					continue // platform's: not data
+				}
+				out[k] = e
+			}
+		}
 		var err error
 		x.ForEach(func(k, e lua.LValue) {
 			if err != nil {
@@ -379,7 +592,7 @@ func fromLua(L *lua.LState, v lua.LValue, depth int) (any, error) {
 			default:
 				return
 			}
-			out[key], err = fromLua(L, e, depth+1)
+			out[key], err = st.fromLua(e, depth+1)
 		})
 		return out, err
 	default:

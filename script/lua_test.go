@@ -134,10 +134,29 @@ func TestNames(t *testing.T) {
 		{"db", "_proc/p", "POST", "", []string{"db._proc.{procedure_name}.post", "db._proc.p.post"}},
 		{"system", "role", "POST", script.Pre, []string{"system.role.post.pre_process"}},
 		{"api", "", "GET", script.Pre, []string{"api.get.pre_process"}},
+		{"db", "/_table//contact/", "get", script.Queued, []string{"db._table.{table_name}.get.queued", "db._table.contact.get.queued"}},
+		{"files", "a//b/c", "DELETE", script.Pre, []string{"files.a.b.c.delete.pre_process"}},
+		{"db", "_func/f/x/y", "GET", "", []string{"db._func.{function_name}.{id}.get", "db._func.f.{id}.get"}},
 	}
 	for _, tt := range tests {
 		if got := script.Names(tt.svc, tt.res, tt.verb, tt.phase); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Names(%s, %s) = %v, want %v", tt.svc, tt.res, got, tt.want)
+		}
+		// Attached finds the scripts at those names, in that order.
+		var scripts []script.Script
+		for i := len(tt.want) - 1; i >= 0; i-- {
+			scripts = append(scripts, script.Script{Name: tt.want[i], Type: "lua"})
+		}
+		e := script.New(scripts, script.Options{})
+		var got []string
+		for _, sc := range e.Attached(nil, tt.svc, tt.res, tt.verb, tt.phase) {
+			got = append(got, sc.Name)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Attached(%s, %s) = %v, want %v", tt.svc, tt.res, got, tt.want)
+		}
+		if other := e.Attached(nil, tt.svc+"x", tt.res, tt.verb, tt.phase); len(other) != 0 {
+			t.Errorf("Attached of another service = %v", other)
 		}
 	}
 }
@@ -148,5 +167,140 @@ func TestCheck(t *testing.T) {
 	}
 	if err := script.Check("lua", "return 1"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLuaLazyEvent checks that the event, converted to Lua only where the
+// script reads it, looks whole to every way of reading a table, and that
+// a part the script never read comes back as nil (unchanged).
+func TestLuaLazyEvent(t *testing.T) {
+	ev := func() map[string]any {
+		return map[string]any{"resource": "_table/t", "request": map[string]any{"method": "GET",
+			"parameters": map[string]any{"limit": "5", "filter": "a=1"},
+			"headers":    map[string]any{"accept": "application/json"},
+			"payload":    map[string]any{"resource": []any{map[string]any{"id": 1.0, "name": "x"}}}}}
+	}
+	tests := []struct {
+		name  string
+		src   string
+		check func(t *testing.T, res script.Result)
+	}{
+		{name: "untouched", src: ``, check: func(t *testing.T, res script.Result) {
+			if res.Request != nil || res.Response != nil {
+				t.Errorf("untouched event came back: %v %v", res.Request, res.Response)
+			}
+		}},
+		{name: "pairs sees every key", src: `local n = 0
+			for k, v in pairs(event.request.parameters) do n = n + 1 end
+			local m = 0
+			for k in pairs(event.request) do m = m + 1 end
+			event.response = {content = {n = n, m = m}}`, check: func(t *testing.T, res script.Result) {
+			if !reflect.DeepEqual(res.Response["content"], map[string]any{"n": int64(2), "m": int64(4)}) {
+				t.Errorf("content = %v", res.Response["content"])
+			}
+		}},
+		{name: "next rawget setmetatable", src: `local p = event.request.parameters
+			local k = next(event.request.headers)
+			local r = rawget(p, "limit")
+			local q = setmetatable(event.request.payload, {__index = function() return "dflt" end})
+			event.response = {content = {k = k, r = r, d = q.missing, res = q.resource[1].name}}`,
+			check: func(t *testing.T, res script.Result) {
+				want := map[string]any{"k": "accept", "r": "5", "d": "dflt", "res": "x"}
+				if !reflect.DeepEqual(res.Response["content"], want) {
+					t.Errorf("content = %v", res.Response["content"])
+				}
+			}},
+		{name: "set before read", src: `event.request.parameters.limit = nil; event.request.headers = nil
+			event.request.parameters.extra = event.request.parameters.limit or "none"`,
+			check: func(t *testing.T, res script.Result) {
+				if p := res.Request["parameters"]; !reflect.DeepEqual(p, map[string]any{"filter": "a=1", "extra": "none"}) {
+					t.Errorf("parameters = %v", p)
+				}
+				if _, has := res.Request["headers"]; has {
+					t.Errorf("headers came back: %v", res.Request["headers"])
+				}
+				if res.Request["method"] != "GET" || res.Request["payload"] == nil {
+					t.Errorf("request = %v", res.Request)
+				}
+			}},
+		{name: "nested change", src: `event.request.payload.resource[1].name = "y"`,
+			check: func(t *testing.T, res script.Result) {
+				rec := res.Request["payload"].(map[string]any)["resource"].([]any)[0]
+				if !reflect.DeepEqual(rec, map[string]any{"id": 1.0, "name": "y"}) && !reflect.DeepEqual(rec, map[string]any{"id": int64(1), "name": "y"}) {
+					t.Errorf("record = %#v", rec)
+				}
+			}},
+		{name: "return a part", src: `return {content = event.request.parameters}`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Response["content"], map[string]any{"limit": "5", "filter": "a=1"}) {
+					t.Errorf("response = %v", res.Response)
+				}
+			}},
+		{name: "main chunk varargs", src: `event.response = {content = {n = select("#", ...), arg = type(arg)}}`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Response["content"], map[string]any{"n": int64(0), "arg": "nil"}) {
+					t.Errorf("content = %v", res.Response["content"])
+				}
+			}},
+		{name: "platform session read whole", src: `local n = 0
+			for k in pairs(platform) do n = n + 1 end
+			event.response = {content = {n = n, u = platform.session.user.id, api = type(platform.api.get)}}`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Response["content"], map[string]any{"n": int64(2), "u": int64(7), "api": "function"}) {
+					t.Errorf("content = %v", res.Response["content"])
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := run(t, tt.src, ev(), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, res)
+		})
+	}
+	// An abort table read from the event.
+	ab := map[string]any{"request": map[string]any{"payload": map[string]any{"status_code": 409.0, "message": "taken"}}}
+	_, err := run(t, `error(event.request.payload)`, ab, time.Second)
+	var a *script.Abort
+	if !errors.As(err, &a) || a.Status != 409 || a.Message != "taken" {
+		t.Fatalf("abort from the event: %v", err)
+	}
+}
+
+// TestLuaRunsIsolated checks that nothing of one run reaches the next on
+// the same pooled state: its event, its session, the globals it set, the
+// platform and api tables it tried to change.
+func TestLuaRunsIsolated(t *testing.T) {
+	e := script.New([]script.Script{
+		{Name: "a", Type: "lua", AllowModification: true, Content: `
+			secret = event.request.payload.secret
+			saved_event = event
+			saved_session = platform.session
+			platform.extra = "leak"
+			event.request.payload.seen = true
+			pcall(function() platform.api.get = nil end)`},
+		{Name: "b", Type: "lua", AllowModification: true, Content: `
+			event.response = {content = {secret = tostring(secret), ev = tostring(saved_event), sess = tostring(saved_session),
+				extra = tostring(platform.extra), payload = event.request.payload, user = platform.session.user and platform.session.user.id,
+				get = type(platform.api.get)}}`},
+	}, script.Options{})
+	ctx := context.Background()
+	for i := 0; i < 20; i++ { // the pool hands back the same state (or another: either way nothing leaks)
+		ev := map[string]any{"request": map[string]any{"payload": map[string]any{"secret": "s3cr3t"}}}
+		if _, _, err := e.Run(ctx, "a", ev, &fakePlatform{}); err != nil {
+			t.Fatal(err)
+		}
+		ev = map[string]any{"request": map[string]any{"payload": map[string]any{"other": "x"}}}
+		res, _, err := e.Run(ctx, "b", ev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"secret": "nil", "ev": "nil", "sess": "nil", "extra": "nil",
+			"payload": map[string]any{"other": "x"}, "get": "function"}
+		if got := res.Response["content"]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("run %d saw the previous one: %v", i, got)
+		}
 	}
 }

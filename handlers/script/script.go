@@ -108,23 +108,15 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// attached returns the names among names that have a script.
-func attached(e *script.Engine, names []string) []script.Script {
-	var out []script.Script
-	for _, n := range names {
-		if sc, ok := e.Lookup(n); ok {
-			out = append(out, sc)
-		}
-	}
-	return out
-}
-
 func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	svc := t.Service.Name
-	pre := attached(e, script.Names(svc, t.Resource, r.Method, script.Pre))
-	post := attached(e, script.Names(svc, t.Resource, r.Method, script.Post))
-	post = append(post, attached(e, script.Names(svc, t.Resource, r.Method, ""))...)
-	queued := attached(e, script.Names(svc, t.Resource, r.Method, script.Queued))
+	// Each phase fires at most two names (the post phase two more, the
+	// bare event's): one array holds them all.
+	var hooks [8]script.Script
+	pre := e.Attached(hooks[0:0:2], svc, t.Resource, r.Method, script.Pre)
+	post := e.Attached(hooks[2:2:6], svc, t.Resource, r.Method, script.Post)
+	post = e.Attached(post, svc, t.Resource, r.Method, "")
+	queued := e.Attached(hooks[6:6:8], svc, t.Resource, r.Method, script.Queued)
 	if len(pre) == 0 && len(post) == 0 && len(queued) == 0 {
 		next.ServeHTTP(w, r)
 		return

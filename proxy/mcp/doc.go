@@ -55,7 +55,10 @@
 // any: a follower that falls behind misses events, which are counted.
 // Both forms record their calls: the url form reads the JSON-RPC
 // tools/call requests it forwards and watches the answers pass (see
-// remoteaudit.go).
+// remoteaudit.go). Calls the pipeline answers before the backend (401,
+// 403, 429, a script) are recorded too, with the status the client got:
+// the proxy puts [Audit.Gate] before the API key stage and [SeeCaller]
+// after the stages that identify the caller (see refused.go).
 // Arguments are recorded with secrets redacted ([Redact]). The proxy
 // serves it, to administrators only, at GET /_internal/ai/audit-stream.
 //

@@ -101,6 +101,7 @@ func (rm *remote) Close() error {
 // ServeHTTP forwards the request, rewriting endpoint events of an event
 // stream as they pass.
 func (rm *remote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reached(r.Context())
 	rest := ""
 	if t := service.TargetFrom(r.Context()); t != nil {
 		rest = t.Resource

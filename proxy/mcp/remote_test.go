@@ -396,6 +396,17 @@ func TestRemoteAccessLimitsScripts(t *testing.T) {
 			if status != 403 || envelopeCode(t, body) != 403 {
 				t.Fatalf("outsider: %d %s", status, body)
 			}
+			// A call the pipeline refuses is audited like a forwarded one.
+			if e := nextEvent(t, audit); e.Tool != "echo" || e.Status != 403 || e.App != "outsider" || e.MCPService != "remote" || e.User != nil {
+				t.Errorf("audit event of the refused call: %+v", e)
+			}
+			anonymous := &proxytest.Client{Inst: in}
+			if status, body := postRPC(t, in, anonymous, "/api/v2/remote", 2, "echo", map[string]any{"text": "x", "password": "p"}); status != 401 {
+				t.Fatalf("without a key: %d %s", status, body)
+			}
+			if e := nextEvent(t, audit); e.Tool != "echo" || e.Status != 401 || e.App != "" || e.Arguments.(map[string]any)["password"] != mcp.Redacted {
+				t.Errorf("audit event of the call without a key: %+v", e)
+			}
 			// A role with access reaches the remote server with the SDK's
 			// client, and its calls are audited under its app.
 			s := connect(t, in.URL+"/api/v2/remote", insider)
@@ -440,9 +451,10 @@ func TestRemoteAccessLimitsScripts(t *testing.T) {
 			if fmt.Sprint(codes) != "[200 200 200 429]" {
 				t.Errorf("remote calls answered %v", codes)
 			}
-			for range 3 {
-				if e := nextEvent(t, audit); e.Tool != "echo" || e.Status != 200 || e.App != "insider" {
-					t.Errorf("audit event %+v", e)
+			for i := range 4 {
+				want := map[bool]int{true: 429, false: 200}[i == 3]
+				if e := nextEvent(t, audit); e.Tool != "echo" || e.Status != want || e.App != "insider" {
+					t.Errorf("audit event %d: %+v, want status %d", i, e, want)
 				}
 			}
 		})

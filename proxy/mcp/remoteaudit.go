@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -82,39 +81,18 @@ type pendingCall struct {
 // HTTP+SSE transport the answer may reach the event stream before the
 // POST's own 202 comes back.
 func (rm *remote) startCalls(r *http.Request, key string) []string {
-	if rm.audit == nil || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+	if rm.audit == nil || r.Method != http.MethodPost {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxAuditBody+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || len(body) > maxAuditBody {
-		return nil
-	}
+	body := peekBody(r)
 	start := rm.now()
 	var ids []string
 	for _, m := range parseMessages(body) {
 		if m.Method != "tools/call" || len(m.ID) == 0 {
 			continue
 		}
-		var p struct {
-			Name      string `json:"name"`
-			Arguments any    `json:"arguments"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
-		ev := Event{Time: start, MCPService: rm.name, Tool: p.Name, Arguments: Redact(p.Arguments)}
-		if ev.Arguments == nil {
-			ev.Arguments = map[string]any{}
-		}
-		if id := caller.IdentityFrom(r.Context()); id != nil {
-			ev.App = id.AppName
-			if id.UserEmail != "" {
-				email := id.UserEmail
-				ev.User = &email
-			}
-		}
+		ev := callEvent(m, rm.name, start)
+		ev.setCaller(caller.IdentityFrom(r.Context()))
 		rm.await(key, string(m.ID), &pendingCall{ev: ev, start: start})
 		ids = append(ids, string(m.ID))
 	}

@@ -548,13 +548,7 @@ func (t *tools) call(ctx context.Context, tool string, raw json.RawMessage) *sdk
 		ev.Arguments = map[string]any{}
 	}
 	id := caller.IdentityFrom(ctx)
-	if id != nil {
-		ev.App = id.AppName
-		if id.UserEmail != "" {
-			email := id.UserEmail
-			ev.User = &email
-		}
-	}
+	ev.setCaller(id)
 	status, body, svc, err := t.run(ctx, id, tool, raw)
 	ev.Service = svc
 	ev.Status = status

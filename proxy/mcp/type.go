@@ -175,6 +175,12 @@ type Backend struct {
 
 var _ service.Backend = (*Backend)(nil)
 
+// ServeHTTP serves the MCP endpoint; each tool call is audited.
+func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reached(r.Context())
+	b.Handler.ServeHTTP(w, r)
+}
+
 // Close releases nothing: the services form keeps no connections.
 func (b *Backend) Close() error { return nil }
 

@@ -277,10 +277,22 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 		}
 		return strings.TrimRight(fmt.Sprintf(".%09d", tm.Nanosecond()), "0")
 	}
+	// format is tm in layout, with fractions when it has them: s itself
+	// when s is written so already (no new string).
+	format := func(tm time.Time, layout string) string {
+		if tm.Nanosecond() != 0 {
+			return tm.Format(layout) + frac(tm)
+		}
+		var a [32]byte
+		if b := tm.AppendFormat(a[:0], layout); string(b) != s {
+			return string(b)
+		}
+		return s
+	}
 	switch t {
 	case dialects.TypeDate:
 		if tm, ok := parse(dateLayouts); ok {
-			return tm.Format("2006-01-02"), nil
+			return format(tm, "2006-01-02"), nil
 		}
 		if tm, ok := parseZoned(); ok {
 			return tm.UTC().Format("2006-01-02"), nil
@@ -291,7 +303,7 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 		return "", fmt.Errorf("a date such as 2024-01-31")
 	case dialects.TypeTime, dialects.TypeTimeTZ:
 		if tm, ok := parse(timeLayouts); ok {
-			return tm.Format("15:04:05") + frac(tm), nil
+			return format(tm, "15:04:05"), nil
 		}
 		return "", fmt.Errorf("a time such as 13:45:00")
 	}
@@ -304,7 +316,7 @@ func temporal(kind dialects.Kind, t dialects.FieldType, s string) (string, error
 		return out, nil
 	}
 	if tm, ok := parse(dateTimeLayouts); ok {
-		return tm.Format("2006-01-02 15:04:05") + frac(tm), nil
+		return format(tm, "2006-01-02 15:04:05"), nil
 	}
 	return "", fmt.Errorf("a date and time such as 2024-01-31 13:45:00")
 }
