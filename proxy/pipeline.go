@@ -15,6 +15,7 @@ import (
 	"github.com/portcullis-dev/portcullis/handlers/recoverer"
 	"github.com/portcullis-dev/portcullis/handlers/requestid"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/logship"
 	"github.com/portcullis-dev/portcullis/proxy/service"
 )
@@ -162,7 +163,12 @@ func (s *Server) resolve(next http.Handler) httprouter.Handle {
 		}
 		defer s.slots.Release(name)
 		t := &service.Target{Service: e.svc, Resource: strings.Trim(ps.ByName("resource"), "/"), Verb: r.Method}
-		next.ServeHTTP(w, r.WithContext(service.WithTarget(ctx, t)))
+		rs, fresh := caller.Ensure(ctx)
+		service.PutTarget(rs, t)
+		if fresh {
+			r = r.WithContext(rs)
+		}
+		next.ServeHTTP(w, r)
 	}
 }
 

@@ -88,10 +88,15 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := now()
-			rec := &record{}
 			rw := &writer{ResponseWriter: w, status: http.StatusOK}
-			ctx := context.WithValue(r.Context(), key{}, rec)
-			next.ServeHTTP(rw, r.WithContext(ctx))
+			rec := &rw.rec
+			st, fresh := caller.Ensure(r.Context())
+			st.Put(key{}, rec)
+			if fresh {
+				r = r.WithContext(st)
+			}
+			ctx := r.Context()
+			next.ServeHTTP(rw, r)
 			elapsed := now().Sub(start)
 			if rw.status >= 500 && r.Context().Err() != nil {
 				// The client went away and the handler failed because of it.
@@ -169,9 +174,11 @@ func RedactQuery(raw string) string {
 	return q.Encode()
 }
 
-// writer records the status, size and error cause of a response.
+// writer records the status, size and error cause of a response, and
+// holds the request's record (one allocation for both).
 type writer struct {
 	http.ResponseWriter
+	rec         record
 	status      int
 	bytes       int64
 	wroteHeader bool

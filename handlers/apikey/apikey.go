@@ -18,6 +18,10 @@ const (
 	Query    = "api_key"
 )
 
+// keyHeaders are Header and HeaderDF in canonical form, read straight from
+// the header map (Header.Get would canonicalize them on every request).
+var keyHeaders = [...]string{http.CanonicalHeaderKey(Header), http.CanonicalHeaderKey(HeaderDF)}
+
 // MaxKeyLength bounds the keys looked up; longer ones name no app.
 const MaxKeyLength = 256
 
@@ -104,9 +108,11 @@ func DreamFactoryKeyless(r *http.Request) bool {
 // KeyFromRequest returns the API key r carries: header X-Platform-API-Key,
 // X-DreamFactory-API-Key, or query parameter api_key; "" when none.
 func KeyFromRequest(r *http.Request) string {
-	for _, h := range []string{Header, HeaderDF} {
-		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
-			return v
+	for _, h := range keyHeaders {
+		if vs := r.Header[h]; len(vs) > 0 {
+			if v := strings.TrimSpace(vs[0]); v != "" {
+				return v
+			}
 		}
 	}
 	return strings.TrimSpace(r.URL.Query().Get(Query))
@@ -142,7 +148,12 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				apierr.Write(w, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(caller.WithIdentity(ctx, id)))
+			st, fresh := caller.Ensure(ctx)
+			st.SetIdentity(id)
+			if fresh {
+				r = r.WithContext(st)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}, nil
 }

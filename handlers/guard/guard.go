@@ -125,11 +125,16 @@ func (g *Guard) Stage(next http.Handler) http.Handler {
 			r.Body = b
 		}
 		if d := g.opts.WriteTimeout; d > 0 {
-			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
+			dw := deadlineWriters.Get().(*deadlineWriter)
+			*dw = deadlineWriter{ResponseWriter: w, d: d}
 			dw.extend(time.Now())
-			// The server flushes what is buffered after the handler returns:
-			// give that flush the full timeout too.
-			defer dw.extend(time.Now())
+			defer func() {
+				// The server flushes what is buffered after the handler
+				// returns: give that flush the full timeout too.
+				dw.extend(time.Now())
+				*dw = deadlineWriter{} // keeps no reference to the response
+				deadlineWriters.Put(dw)
+			}()
 			w = dw
 		}
 		next.ServeHTTP(w, r)
@@ -186,13 +191,15 @@ func (b *body) Read(p []byte) (int, error) {
 }
 
 // deadlineWriter moves the connection's write deadline forward before
-// writes, so each write has WriteTimeout to complete.
+// writes, so each write has WriteTimeout to complete. Writers are pooled:
+// one serves a single request and goes back once its handler returned.
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc   *http.ResponseController
 	d    time.Duration
 	last time.Time // when the deadline was last set
 }
+
+var deadlineWriters = sync.Pool{New: func() any { return new(deadlineWriter) }}
 
 // extend sets the deadline to now+d; it skips the call when the last one
 // is recent enough (an eighth of d), keeping per-write cost low.
@@ -201,7 +208,7 @@ func (w *deadlineWriter) extend(now time.Time) {
 		return
 	}
 	w.last = now
-	_ = w.rc.SetWriteDeadline(now.Add(w.d))
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(now.Add(w.d))
 }
 
 func (w *deadlineWriter) WriteHeader(code int) {
@@ -217,7 +224,7 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 // Flush flushes the underlying writer.
 func (w *deadlineWriter) Flush() {
 	w.extend(time.Now())
-	_ = w.rc.Flush()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController and apierr reach the writer below.

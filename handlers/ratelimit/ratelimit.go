@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,6 +159,27 @@ type stage struct {
 	mu         sync.Mutex
 	lastLog    time.Time
 	suppressed int64
+
+	limitText, resetText lastText
+}
+
+// lastText formats a number that seldom changes (a header's limit, its
+// window's reset) and keeps the text of the last one, so that the requests
+// of a window share one string.
+type lastText struct{ p atomic.Pointer[numText] }
+
+type numText struct {
+	n    int64
+	text string
+}
+
+func (l *lastText) format(n int64) string {
+	if t := l.p.Load(); t != nil && t.n == n {
+		return t.text
+	}
+	t := &numText{n: n, text: strconv.FormatInt(n, 10)}
+	l.p.Store(t)
+	return t.text
 }
 
 func (s *stage) wrap(next http.Handler) http.Handler {
@@ -191,8 +213,10 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 			return
 		}
 		// One backing array for the three values: two allocations fewer
-		// than three Header.Set calls.
-		vals := []string{strconv.FormatInt(d.Limit, 10), strconv.FormatInt(d.Remaining, 10), strconv.FormatInt(d.Reset, 10)}
+		// than three Header.Set calls. The limit and the reset change
+		// with the configuration and once per window: their text is
+		// reused from the request before.
+		vals := []string{s.limitText.format(d.Limit), strconv.FormatInt(d.Remaining, 10), s.resetText.format(d.Reset)}
 		h := w.Header()
 		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 		if !d.Allowed {

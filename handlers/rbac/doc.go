@@ -54,8 +54,9 @@
 //     with precedence global < app < role < user, private ones excluded);
 //     a lookup with no value for this caller (say {user.id} with an API
 //     key alone) refuses the call with 403 rather than running it without
-//     its row filter. The grant goes into the context (caller.WithGrant),
-//     and the call is marked as granted by a role (caller.WithRoleGranted).
+//     its row filter. The grant goes into the context (the request's
+//     caller.State: caller.GrantFrom reads it), and the call is marked as
+//     granted by a role (caller.RoleGranted).
 //
 // Administrators and exceptions get neither a grant nor the mark, and a
 // grant or mark that an enclosing call left in the context (an event

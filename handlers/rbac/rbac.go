@@ -143,26 +143,34 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 			apierr.Write(w, err)
 			return
 		}
+		st, fresh := caller.Ensure(ctx)
 		if g != nil || caller.GrantFrom(ctx) != nil {
-			ctx = caller.WithGrant(ctx, g)
+			st.SetGrant(g)
 		}
-		if !caller.RoleGranted(ctx) {
-			ctx = caller.WithRoleGranted(ctx, true)
+		st.SetRoleGranted(true)
+		if fresh || ctx != r.Context() {
+			r = r.WithContext(st)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r)
 	})
 }
 
 // unrestricted returns ctx without a grant and without the role-granted
-// mark; it allocates only when ctx carries either.
+// mark (in its caller.State, or in a new one when ctx carries either and
+// is not a State).
 func unrestricted(ctx context.Context) context.Context {
-	if caller.GrantFrom(ctx) != nil {
-		ctx = caller.WithGrant(ctx, nil)
+	hasGrant, granted := caller.GrantFrom(ctx) != nil, caller.RoleGranted(ctx)
+	if !hasGrant && !granted {
+		return ctx
 	}
-	if caller.RoleGranted(ctx) {
-		ctx = caller.WithRoleGranted(ctx, false)
+	st, _ := caller.Ensure(ctx)
+	if hasGrant {
+		st.SetGrant(nil)
 	}
-	return ctx
+	if granted {
+		st.SetRoleGranted(false)
+	}
+	return st
 }
 
 // check decides a call under the caller's role and returns its grant with

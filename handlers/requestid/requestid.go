@@ -26,7 +26,8 @@ func From(ctx context.Context) string { return caller.RequestID(ctx) }
 // With returns a context carrying id (caller.WithRequestID).
 func With(ctx context.Context, id string) context.Context { return caller.WithRequestID(ctx, id) }
 
-// New returns the stage.
+// New returns the stage. It places the request's [caller.State] (the
+// stages after it fill it in) when the request has none.
 func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,8 +35,13 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			if !opts.TrustClient || !valid(id) {
 				id = newID()
 			}
-			w.Header().Set(Header, id)
-			next.ServeHTTP(w, r.WithContext(With(r.Context(), id)))
+			w.Header()[Header] = []string{id} // Header is in canonical form
+			st, fresh := caller.Ensure(r.Context())
+			st.SetRequestID(id)
+			if fresh {
+				r = r.WithContext(st)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}, nil
 }

@@ -108,7 +108,12 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			if opts.SetUser != nil {
 				opts.SetUser(ctx, strconv.FormatInt(nid.UserID, 10))
 			}
-			next.ServeHTTP(w, r.WithContext(caller.WithIdentity(ctx, nid)))
+			st, fresh := caller.Ensure(ctx)
+			st.SetIdentity(nid)
+			if fresh {
+				r = r.WithContext(st)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}, nil
 }

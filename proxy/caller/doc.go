@@ -7,6 +7,13 @@
 // drop fields and restrict rows. Backends never read HTTP headers for
 // identity: they ask this package.
 //
+// A request's values live in one [State], placed in its context once by
+// the first stage that sets one (the request-id stage in Portcullis's
+// pipeline) and filled in by the stages after it, so that a stage adds no
+// context and no request copy of its own. The With* functions still wrap a
+// context in the ordinary way, for tests and for inner calls; the getters
+// read either.
+//
 // It also owns DreamFactory's lookup syntax ({user.id}, {urlencode(name)}),
 // [ReplaceLookups], shared by the RBAC engine (row filters) and remote
 // backends (injected headers and parameters).

@@ -13,6 +13,11 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 
 // RequestID returns the request id in ctx, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	switch v := ctx.Value(requestIDKey{}).(type) {
+	case string:
+		return v
+	case *State:
+		return v.requestID
+	}
+	return ""
 }

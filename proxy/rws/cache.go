@@ -222,7 +222,7 @@ func (c *capture) Read(p []byte) (int, error) {
 func serveCached(w http.ResponseWriter, e *cached, now time.Time, pl *plan) {
 	h := w.Header()
 	for k, vs := range e.header {
-		if pl.preset[k] || pl.dropCORS && strings.HasPrefix(k, "Access-Control-") {
+		if pl.preset(k) || pl.dropCORS && strings.HasPrefix(k, "Access-Control-") {
 			continue
 		}
 		h[k] = append([]string(nil), vs...)

@@ -1,7 +1,10 @@
-// Package rws is the remote HTTP service backend: a reverse proxy
-// (httputil.ReverseProxy with Rewrite) from /api/v2/{service}/… to a
-// configured base URL, behind the platform's API keys, sessions, roles and
-// limits.
+// Package rws is the remote HTTP service backend: a reverse proxy from
+// /api/v2/{service}/… to a configured base URL, behind the platform's API
+// keys, sessions, roles and limits. It forwards a request with one
+// Transport.RoundTrip, following httputil.ReverseProxy's rules (hop-by-hop
+// headers, trailers, 1xx answers, flushing, aborting a broken stream)
+// without its per-request copies of the request and its headers; protocol
+// upgrades (WebSocket) go through httputil.ReverseProxy itself.
 //
 // It is a [service.Type] for Portcullis ([Type], service type "rws") and,
 // through [New], an http.Handler usable alone in front of any URL, with its

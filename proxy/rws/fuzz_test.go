@@ -79,3 +79,37 @@ func FuzzResourcePath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPathHelpers: the allocation-free path helpers agree with the
+// parsing they stand for.
+func FuzzPathHelpers(f *testing.F) {
+	for _, s := range []string{"/api/v2/svc/a/b?x=1", "/api/v2/svc", "/a%2Fb/c", "*", "http://h/p", "/a b", "/é", "/a?\x01", "//x", "/a/./b", `a\..\b`, "/api/v2", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := requestPath(s)
+		want, wantOK := "", false
+		if s != "" {
+			if u, err := url.ParseRequestURI(s); err == nil {
+				want, wantOK = u.EscapedPath(), true
+			}
+		}
+		if got != want || ok != wantOK {
+			t.Fatalf("requestPath(%q) = %q, %v; ParseRequestURI gives %q, %v", s, got, ok, want, wantOK)
+		}
+
+		seg, rest, ok := serviceSegment(s)
+		segs := strings.Split(s, "/")
+		if ok != (len(segs) >= 4) || ok && (seg != segs[3] || rest != strings.Join(segs[4:], "/")) {
+			t.Fatalf("serviceSegment(%q) = %q, %q, %v", s, seg, rest, ok)
+		}
+
+		dot := false
+		for _, part := range strings.FieldsFunc(s, func(c rune) bool { return c == '/' || c == '\\' }) {
+			dot = dot || part == "." || part == ".."
+		}
+		if hasDotPart(s) != dot {
+			t.Fatalf("hasDotPart(%q) = %v", s, !dot)
+		}
+	})
+}

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,7 +36,8 @@ type Proxy struct {
 	base      *url.URL
 	basicAuth string // from base_url's userinfo
 	transport *http.Transport
-	rp        *httputil.ReverseProxy
+	rp        *httputil.ReverseProxy // for protocol upgrades (see needsReverseProxy)
+	errLog    *log.Logger
 	cache     *cache // nil when caching is off
 	lookups   bool   // some header or parameter value holds a lookup
 	// configured holds the canonical names of every configured header.
@@ -77,13 +80,14 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.CacheEnabled {
 		p.cache = newCache(cfg)
 	}
+	p.errLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      tr,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
 		BufferPool:     copyBuffers,
-		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:       p.errLog,
 	}
 	return p, nil
 }
@@ -124,39 +128,69 @@ func (p *Proxy) FlushCache(context.Context) error {
 	return nil
 }
 
-// plan is what one request is forwarded as; ServeHTTP computes it and the
-// ReverseProxy hooks read it from the context.
+// plan is what one request is forwarded as; ServeHTTP computes it and
+// forward (or, for an upgrade, the ReverseProxy hooks through the
+// context) reads it.
 type plan struct {
-	url      *url.URL
+	url      url.URL
 	host     string      // Host header override, "" for the URL's
-	set      http.Header // configured headers to set
+	set      http.Header // configured headers to set, nil when none
 	omit     []string    // configured headers left out (unresolved lookup)
 	dropCORS bool        // the pipeline already set CORS headers
-	// preset holds the response headers the pipeline set before the
-	// proxy ran (X-Request-Id, X-RateLimit-*, CORS): they win over the
-	// upstream's headers of the same name.
-	preset    map[string]bool
-	requestID string // the pipeline's request id, forwarded upstream
-	prefix    string // the public path the base URL is exposed at
-	cacheKey  string // "" when the response is not to be cached
-	parentCtx context.Context
+	// w is the client's response. The headers it holds before the
+	// upstream answers are those the pipeline set (X-Request-Id,
+	// X-RateLimit-*, CORS): they win over the upstream's of the same name
+	// (see preset).
+	w http.ResponseWriter
+	// presetKeys lists those headers once snapped is set: when a 1xx
+	// answer is about to clear w's header map, or before ReverseProxy
+	// takes the request.
+	presetKeys []string
+	snapped    bool
+	requestID  string // the pipeline's request id, forwarded upstream
+	prefix     string // the public path the base URL is exposed at
+	cacheKey   string // "" when the response is not to be cached
+	parentCtx  context.Context
+}
+
+// preset reports whether the pipeline set response header k before the
+// proxy ran.
+func (pl *plan) preset(k string) bool {
+	if pl.snapped {
+		return slices.Contains(pl.presetKeys, k)
+	}
+	_, ok := pl.w.Header()[k]
+	return ok
+}
+
+// snapshotPreset records the headers the pipeline set, before w's header
+// map changes.
+func (pl *plan) snapshotPreset() {
+	if pl.snapped {
+		return
+	}
+	h := pl.w.Header()
+	pl.presetKeys = make([]string, 0, len(h))
+	for k := range h {
+		pl.presetKeys = append(pl.presetKeys, k)
+	}
+	pl.snapped = true
 }
 
 type planKey struct{}
 
 // ServeHTTP forwards r to the upstream and streams its answer back.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	pl, err := p.plan(r)
-	if err != nil {
+	x := &exchange{}
+	pl := &x.plan
+	if err := p.plan(r, pl); err != nil {
 		apierr.Write(w, err)
 		return
 	}
-	pl.preset = make(map[string]bool, len(w.Header()))
-	for k := range w.Header() {
-		pl.preset[k] = true
-	}
-	pl.dropCORS = pl.preset["Access-Control-Allow-Origin"]
-	pl.requestID = w.Header().Get("X-Request-Id")
+	pl.w = w
+	h := w.Header()
+	_, pl.dropCORS = h["Access-Control-Allow-Origin"]
+	pl.requestID = h.Get("X-Request-Id")
 	if pl.cacheKey != "" && !noCache(r) {
 		if e, ok := p.cache.get(pl.cacheKey); ok {
 			serveCached(w, e, p.cfg.Now(), pl)
@@ -170,7 +204,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.Timeout)
 		defer cancel()
 	}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, planKey{}, pl)))
+	if needsReverseProxy(w, r, ctx) {
+		pl.snapshotPreset()
+		p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, planKey{}, pl)))
+		return
+	}
+	p.forward(ctx, w, r, x)
 }
 
 // noCache reports whether the client asked for a fresh answer.
@@ -183,18 +222,20 @@ func noCache(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Pragma"), "no-cache")
 }
 
-// plan computes the outbound URL, the headers to inject and the cache key.
-func (p *Proxy) plan(r *http.Request) (*plan, error) {
+// plan computes the outbound URL, the headers to inject and the cache key
+// into pl.
+func (p *Proxy) plan(r *http.Request, pl *plan) error {
 	rest, err := resourcePath(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var values map[string]string
 	if p.lookups {
 		values = p.lookupValues(r)
 	}
 
-	u := *p.base
+	pl.url = *p.base
+	u := &pl.url
 	escaped := p.base.EscapedPath()
 	if rest != "" {
 		escaped = strings.TrimSuffix(escaped, "/") + "/" + rest
@@ -203,15 +244,16 @@ func (p *Proxy) plan(r *http.Request) (*plan, error) {
 	}
 	u.Path, err = url.PathUnescape(escaped)
 	if err != nil {
-		return nil, apierr.BadRequest("Invalid resource path.").WithCause(err)
+		return apierr.BadRequest("Invalid resource path.").WithCause(err)
 	}
 	u.RawPath = escaped
 	prefix := forwardedPrefix(r, rest)
-	outQuery, keyQuery := p.query(r, values)
-	u.RawQuery = strings.Join(outQuery, "&")
+	withKey := p.cache != nil && r.Method == http.MethodGet
+	var keyQuery []string
+	u.RawQuery, keyQuery = p.query(r, values, withKey)
 	u.Fragment, u.RawFragment = "", ""
 
-	pl := &plan{url: &u, set: http.Header{}, prefix: prefix}
+	pl.prefix = prefix
 	for _, h := range p.cfg.Headers {
 		if !h.Verbs.Has(r.Method) {
 			continue
@@ -223,7 +265,7 @@ func (p *Proxy) plan(r *http.Request) (*plan, error) {
 				vs = nil
 			}
 			if len(vs) > 0 {
-				pl.set[name] = append([]string(nil), vs...)
+				pl.setHeader(name, append([]string(nil), vs...))
 				continue
 			}
 		}
@@ -241,21 +283,32 @@ func (p *Proxy) plan(r *http.Request) (*plan, error) {
 			pl.host = v
 			continue
 		}
-		pl.set[name] = []string{v}
+		pl.setHeader(name, []string{v})
 	}
 
-	if p.cache != nil && r.Method == http.MethodGet {
+	if withKey {
 		role := ""
 		if id := caller.IdentityFrom(r.Context()); id != nil {
 			role = fmt.Sprintf("%d", id.RoleID)
 		}
 		injected := pl.set.Clone()
+		if injected == nil {
+			injected = http.Header{}
+		}
 		if pl.host != "" {
 			injected.Set("Host", pl.host)
 		}
 		pl.cacheKey = cacheKey(p.cfg.Name, escaped, keyQuery, role, injected, r)
 	}
-	return pl, nil
+	return nil
+}
+
+// setHeader records a configured header to send.
+func (pl *plan) setHeader(name string, vs []string) {
+	if pl.set == nil {
+		pl.set = http.Header{}
+	}
+	pl.set[name] = vs
 }
 
 // resourcePath returns the escaped path below the service, as the client
@@ -275,9 +328,8 @@ func resourcePath(r *http.Request) (string, error) {
 		matched := false
 		if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
 			matched = true
-		} else if segs := strings.Split(ep, "/"); len(segs) >= 4 {
-			svc, err1 := url.PathUnescape(segs[3])
-			cand := strings.Join(segs[4:], "/")
+		} else if seg, cand, ok := serviceSegment(ep); ok {
+			svc, err1 := url.PathUnescape(seg)
 			dec, err2 := url.PathUnescape(cand)
 			if err1 == nil && err2 == nil && t.Service != nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
 				rest, matched = cand, true
@@ -292,18 +344,50 @@ func resourcePath(r *http.Request) (string, error) {
 		}
 	}
 	rest = strings.TrimLeft(rest, "/")
-	for _, seg := range strings.Split(rest, "/") {
+	for seg := range strings.SplitSeq(rest, "/") {
 		dec, err := url.PathUnescape(seg)
 		if err != nil {
 			return "", apierr.BadRequest("Invalid resource path: %v", err)
 		}
-		for _, part := range strings.FieldsFunc(dec, func(c rune) bool { return c == '/' || c == '\\' }) {
-			if part == "." || part == ".." {
-				return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
-			}
+		if hasDotPart(dec) {
+			return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
 		}
 	}
 	return rest, nil
+}
+
+// serviceSegment splits an escaped path of the router's shape,
+// /api/v2/{service}/{resource}, into its fourth segment (the service) and
+// what follows it; ok is false when the path has fewer than three slashes.
+func serviceSegment(ep string) (seg, rest string, ok bool) {
+	i := 0
+	for range 3 {
+		j := strings.IndexByte(ep[i:], '/')
+		if j < 0 {
+			return "", "", false
+		}
+		i += j + 1
+	}
+	seg, rest, _ = strings.Cut(ep[i:], "/")
+	return seg, rest, true
+}
+
+// hasDotPart reports whether a decoded segment, split at '/' and '\\',
+// holds a "." or ".." part.
+func hasDotPart(dec string) bool {
+	for len(dec) > 0 {
+		i := strings.IndexAny(dec, "/\\")
+		part := dec
+		if i >= 0 {
+			part, dec = dec[:i], dec[i+1:]
+		} else {
+			dec = ""
+		}
+		if part == "." || part == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // forwardedPrefix returns the public path the upstream's base path is
@@ -312,14 +396,10 @@ func resourcePath(r *http.Request) (string, error) {
 // "/api/v2/weather" or "/portcullis/api/v2/weather". "" when it cannot be
 // told.
 func forwardedPrefix(r *http.Request, rest string) string {
-	if r.RequestURI == "" {
+	p, ok := requestPath(r.RequestURI)
+	if !ok {
 		return ""
 	}
-	u, err := url.ParseRequestURI(r.RequestURI)
-	if err != nil {
-		return ""
-	}
-	p := u.EscapedPath()
 	if rest != "" {
 		var ok bool
 		if p, ok = strings.CutSuffix(p, rest); !ok {
@@ -333,13 +413,58 @@ func forwardedPrefix(r *http.Request, rest string) string {
 	return p
 }
 
+// requestPath returns the escaped path of a request line's target, as
+// url.ParseRequestURI and EscapedPath give it; ok is false when the target
+// does not parse. A path of plain characters (no escapes) is its own
+// escaped form, read without parsing.
+func requestPath(uri string) (string, bool) {
+	if uri == "" {
+		return "", false
+	}
+	p, q, _ := strings.Cut(uri, "?")
+	plain := p != "" && p[0] == '/'
+	for i := 0; plain && i < len(p); i++ {
+		plain = plainPathByte(p[i])
+	}
+	for i := 0; plain && i < len(q); i++ {
+		plain = q[i] >= 0x20 && q[i] != 0x7f
+	}
+	if plain {
+		return p, true
+	}
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		return "", false
+	}
+	return u.EscapedPath(), true
+}
+
+// plainPathByte reports whether c stands for itself in an escaped path:
+// an unreserved or sub-delimiter character, ':', '@' or '/'.
+func plainPathByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
+}
+
 // query builds the forwarded query (the base URL's, the client's minus
 // platform credentials, exclusions and parameters the configuration
-// replaces, then the configured ones) and the query the cache key sees.
-func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []string) {
+// replaces, then the configured ones) and, when withKey is set, the query
+// the cache key sees. When that leaves the client's query as it was, it is
+// returned as it is.
+func (p *Proxy) query(r *http.Request, values map[string]string, withKey bool) (string, []string) {
+	var buf [16]string
+	out := buf[:0]
+	var key []string
+	// same: out is, so far, the client's query unchanged.
+	same := p.base.RawQuery == ""
 	if p.base.RawQuery != "" {
 		out = append(out, p.base.RawQuery)
-		key = append(key, p.base.RawQuery)
+		if withKey {
+			key = append(key, p.base.RawQuery)
+		}
 	}
 	added := map[string]bool{}
 	for _, q := range p.cfg.Parameters {
@@ -347,8 +472,9 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 			added[strings.ToLower(q.Name)] = true
 		}
 	}
-	for _, piece := range strings.Split(r.URL.RawQuery, "&") {
+	for piece := range strings.SplitSeq(r.URL.RawQuery, "&") {
 		if piece == "" {
+			same = same && r.URL.RawQuery == ""
 			continue
 		}
 		rawName, _, _ := strings.Cut(piece, "=")
@@ -357,6 +483,7 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 			name = rawName
 		}
 		if isPlatformParameter(name) || added[strings.ToLower(name)] {
+			same = false
 			continue
 		}
 		outbound, inKey := true, true
@@ -367,8 +494,10 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 		}
 		if outbound {
 			out = append(out, piece)
+		} else {
+			same = false
 		}
-		if inKey {
+		if inKey && withKey {
 			key = append(key, piece)
 		}
 	}
@@ -386,10 +515,16 @@ func (p *Proxy) query(r *http.Request, values map[string]string) (out, key []str
 		}
 		if !q.NotOutbound {
 			out = append(out, piece)
+			same = false
 		}
-		key = append(key, piece)
+		if withKey {
+			key = append(key, piece)
+		}
 	}
-	return out, key
+	if same {
+		return r.URL.RawQuery, key
+	}
+	return strings.Join(out, "&"), key
 }
 
 // platformBearer reports whether r's Authorization header carries the
@@ -448,7 +583,7 @@ func stripped(name string) bool {
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pl := pr.In.Context().Value(planKey{}).(*plan)
 	out := pr.Out
-	u := *pl.url
+	u := pl.url
 	out.URL = &u
 	out.Host = pl.host
 	for k := range out.Header {
@@ -456,44 +591,33 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 			delete(out.Header, k)
 		}
 	}
-	for _, n := range pl.omit {
-		out.Header.Del(n)
-	}
-	pr.SetXForwarded()
-	if pl.requestID != "" {
-		out.Header.Set("X-Request-Id", pl.requestID)
-	}
-	out.Header.Del("X-Forwarded-Prefix")
-	if pl.prefix != "" {
-		out.Header.Set("X-Forwarded-Prefix", pl.prefix)
-	}
-	for k, vs := range pl.set {
-		out.Header[k] = vs
-	}
-	if p.basicAuth != "" && out.Header.Get("Authorization") == "" {
-		out.Header.Set("Authorization", p.basicAuth)
-	}
+	p.setHeaders(pr.In, out.Header, pl)
 }
 
-// modifyResponse drops the upstream's headers that the pipeline has already
+// modifyResponse is the ReverseProxy's ModifyResponse hook (see
+// filterResponse).
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	if pl, _ := resp.Request.Context().Value(planKey{}).(*plan); pl != nil {
+		p.filterResponse(resp, pl)
+	}
+	return nil
+}
+
+// filterResponse drops the upstream's headers that the pipeline has already
 // set (its request id, rate-limit and CORS headers win), and tees cacheable
 // answers into the cache.
-func (p *Proxy) modifyResponse(resp *http.Response) error {
-	pl, _ := resp.Request.Context().Value(planKey{}).(*plan)
-	if pl == nil {
-		return nil
-	}
+func (p *Proxy) filterResponse(resp *http.Response, pl *plan) {
 	for k := range resp.Header {
-		if pl.preset[k] || pl.dropCORS && strings.HasPrefix(k, "Access-Control-") {
+		if pl.preset(k) || pl.dropCORS && strings.HasPrefix(k, "Access-Control-") {
 			delete(resp.Header, k)
 		}
 	}
 	if pl.cacheKey == "" {
-		return nil
+		return
 	}
 	resp.Header.Set("X-Cache", "MISS")
 	if !storable(resp, p.configured) || resp.ContentLength > p.cfg.CacheMaxEntryBytes {
-		return nil
+		return
 	}
 	header := resp.Header.Clone()
 	header.Del("Date")
@@ -503,15 +627,21 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		ReadCloser: resp.Body, max: p.cfg.CacheMaxEntryBytes, want: resp.ContentLength,
 		store: func(body []byte) { p.cache.put(key, header, body) },
 	}
-	return nil
 }
 
 // errorHandler answers a failed exchange in the envelope: 503 when the
 // upstream cannot be reached, 504 when it does not answer in time, 502 for
 // any other failure (including an address the allow list forbids).
 func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	pl, _ := r.Context().Value(planKey{}).(*plan)
+	p.fail(w, r, pl, err)
+}
+
+// fail answers the failed exchange of the outbound request r (the client's
+// when it failed before one was built); pl may be nil.
+func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, pl *plan, err error) {
 	var parent context.Context = r.Context()
-	if pl, ok := r.Context().Value(planKey{}).(*plan); ok && pl.parentCtx != nil {
+	if pl != nil && pl.parentCtx != nil {
 		parent = pl.parentCtx
 	}
 	e := p.classify(err, r.Context(), parent)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
@@ -152,6 +153,10 @@ type targetKey struct{}
 func WithTarget(ctx context.Context, t *Target) context.Context {
 	return context.WithValue(ctx, targetKey{}, t)
 }
+
+// PutTarget sets t as the target of the request whose state is st (see
+// caller.Ensure): what WithTarget does without a new context.
+func PutTarget(st *caller.State, t *Target) { st.Put(targetKey{}, t) }
 
 // TargetFrom returns the target in ctx, or nil.
 func TargetFrom(ctx context.Context) *Target {

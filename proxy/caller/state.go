@@ -1,0 +1,145 @@
+package caller
+
+import "context"
+
+// State is one request's context values in a single context: the request
+// id, the caller's [Identity], the [Grant], the role-granted mark, and a
+// few values of other packages ([State.Put]: the service target, the
+// access log's record). The first stage that sets a value places it once
+// ([Ensure]: one allocation and one request copy); the stages after it
+// fill it in instead of each wrapping the context and copying the request.
+// Reads go through the ordinary getters ([IdentityFrom], [GrantFrom],
+// [RequestID], [RoleGranted], ctx.Value), so a backend cannot tell a State
+// from a chain of context.WithValue.
+//
+// A value set in a State hides the same key in the contexts it wraps, as
+// context.WithValue does; a key it does not hold is looked up in them. A
+// stage fills a State only when the request's context is the State itself
+// ([Ensure]); a request whose context was derived from it (an inner call
+// through the pipeline: [WithInner]) gets a State of its own, so the inner
+// request's stages never write into the outer request's values.
+//
+// A State belongs to the goroutine serving its request while the stages
+// run; it is not pooled, so a context kept past the response (an
+// asynchronous script) still reads what the request saw.
+type State struct {
+	context.Context
+
+	set         setBits
+	requestID   string
+	identity    *Identity
+	grant       *Grant
+	roleGranted bool
+
+	// n values of other packages in keys/vals, then more.
+	n    int
+	keys [4]any
+	vals [4]any
+	more []keyVal
+}
+
+type keyVal struct{ key, val any }
+
+type setBits uint8
+
+const (
+	setRequestID setBits = 1 << iota
+	setIdentity
+	setGrant
+	setRoleGranted
+)
+
+// Ensure returns the State a stage fills in for a request whose context is
+// ctx, and whether it is new. When ctx is a State it is returned as is;
+// otherwise a new State wrapping ctx is returned, which the stage puts in
+// the request (r = r.WithContext(st)) before calling the next handler.
+func Ensure(ctx context.Context) (st *State, fresh bool) {
+	if st, ok := ctx.(*State); ok {
+		return st, false
+	}
+	return &State{Context: ctx}, true
+}
+
+// SetRequestID sets the request id ([RequestID]).
+func (s *State) SetRequestID(id string) {
+	s.requestID = id
+	s.set |= setRequestID
+}
+
+// SetIdentity sets the caller ([IdentityFrom]); nil hides an identity of
+// the contexts s wraps.
+func (s *State) SetIdentity(id *Identity) {
+	s.identity = id
+	s.set |= setIdentity
+}
+
+// SetGrant sets the grant ([GrantFrom]); nil (unrestricted) hides a grant
+// of the contexts s wraps.
+func (s *State) SetGrant(g *Grant) {
+	s.grant = g
+	s.set |= setGrant
+}
+
+// SetRoleGranted sets the role-granted mark ([RoleGranted]).
+func (s *State) SetRoleGranted(granted bool) {
+	s.roleGranted = granted
+	s.set |= setRoleGranted
+}
+
+// Put sets the value of key, as context.WithValue would in a context
+// wrapping s: ctx.Value(key) returns val. key must be comparable; packages
+// use an unexported struct type, as for context.WithValue.
+func (s *State) Put(key, val any) {
+	for i := range s.n {
+		if s.keys[i] == key {
+			s.vals[i] = val
+			return
+		}
+	}
+	for i := range s.more {
+		if s.more[i].key == key {
+			s.more[i].val = val
+			return
+		}
+	}
+	if s.n < len(s.keys) {
+		s.keys[s.n], s.vals[s.n] = key, val
+		s.n++
+		return
+	}
+	s.more = append(s.more, keyVal{key, val})
+}
+
+// Value implements context.Context.
+func (s *State) Value(key any) any {
+	switch key.(type) {
+	case requestIDKey:
+		if s.set&setRequestID != 0 {
+			return s // RequestID reads s.requestID: a string in an any would allocate
+		}
+	case identityKey:
+		if s.set&setIdentity != 0 {
+			return s.identity
+		}
+	case grantKey:
+		if s.set&setGrant != 0 {
+			return s.grant
+		}
+	case roleGrantedKey:
+		if s.set&setRoleGranted != 0 {
+			return s.roleGranted
+		}
+	default:
+		for i := range s.n {
+			if s.keys[i] == key {
+				return s.vals[i]
+			}
+		}
+		for i := range s.more {
+			if s.more[i].key == key {
+				return s.more[i].val
+			}
+		}
+	}
+	return s.Context.Value(key)
+}

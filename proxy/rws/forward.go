@@ -1,0 +1,371 @@
+package rws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// exchange is one request forwarded by [Proxy.forward]: its plan, the
+// outbound request and the 1xx hook, in one allocation.
+type exchange struct {
+	plan
+	out   http.Request
+	trace httptrace.ClientTrace
+	mu    sync.Mutex
+	done  bool // RoundTrip has returned: the 1xx hook leaves w alone
+}
+
+// hopHeaders are the hop-by-hop headers (RFC 9110 section 7.6.1 and
+// RFC 2616 section 13.5.1) never forwarded, as httputil.ReverseProxy's
+// list; the headers the client's Connection header names go too.
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// forwardedHeaders are the client's forwarding headers, replaced by the
+// proxy's own (see setForwarded).
+var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+
+// needsReverseProxy reports whether r is forwarded by httputil.ReverseProxy
+// rather than by [Proxy.forward]: a protocol upgrade (WebSocket, h2c), which
+// ReverseProxy answers by hijacking the connection, or a request without a
+// cancellation signal, which ReverseProxy watches through CloseNotifier.
+func needsReverseProxy(w http.ResponseWriter, r *http.Request, ctx context.Context) bool {
+	if httpguts.HeaderValuesContainsToken(r.Header["Connection"], "Upgrade") {
+		return true
+	}
+	if ctx.Done() == nil {
+		//lint:ignore SA1019 ReverseProxy watches CloseNotifier when the context cannot be cancelled
+		_, ok := w.(http.CloseNotifier)
+		return ok
+	}
+	return false
+}
+
+// forward sends the planned request upstream and streams the answer back,
+// doing what httputil.ReverseProxy with Rewrite does for a request that is
+// not a protocol upgrade, without its per-request copies: the outbound
+// request is built once from the plan, with a header map that shares the
+// client's values, and the upstream's header values are handed to the
+// response as they are. ctx carries the exchange's timeout.
+func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
+	pl := &x.plan
+	out := &x.out
+	out.Method = r.Method
+	out.URL = &pl.url
+	out.Proto, out.ProtoMajor, out.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
+	out.Header = p.outboundHeader(r, pl)
+	out.ContentLength = r.ContentLength
+	out.TransferEncoding = r.TransferEncoding
+	out.Host = pl.host
+	out.Trailer = r.Trailer.Clone()
+	out.RemoteAddr = r.RemoteAddr
+	if r.ContentLength != 0 && r.Body != nil {
+		// The transport closes the body it was given when the exchange
+		// fails; the client's body is the server's to close.
+		body := &clientBody{body: r.Body}
+		out.Body = body
+		defer body.Close()
+	}
+	x.trace.Got1xxResponse = x.got1xx
+	out = out.WithContext(httptrace.WithClientTrace(ctx, &x.trace))
+
+	res, err := p.transport.RoundTrip(out)
+	x.mu.Lock()
+	x.done = true
+	x.mu.Unlock()
+	if err != nil {
+		p.fail(w, out, pl, err)
+		return
+	}
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		// The request asked for no upgrade (those go to ReverseProxy).
+		p.filterResponse(res, pl)
+		res.Body.Close()
+		p.fail(w, out, pl, fmt.Errorf("backend tried to switch protocol %q when %q was requested", upgradeType(res.Header), ""))
+		return
+	}
+	removeHopByHopHeaders(res.Header)
+	p.filterResponse(res, pl)
+
+	h := w.Header()
+	shareHeader(h, res.Header)
+	announced := len(res.Trailer)
+	if announced > 0 {
+		keys := make([]string, 0, len(res.Trailer))
+		for k := range res.Trailer {
+			keys = append(keys, k)
+		}
+		h.Add("Trailer", strings.Join(keys, ", "))
+	}
+	w.WriteHeader(res.StatusCode)
+
+	if err := p.copyBody(w, res); err != nil {
+		defer res.Body.Close()
+		// Streaming, all that can be done is to abort the response so the
+		// client sees it truncated (ReverseProxy does the same).
+		if r.Context().Value(http.ServerContextKey) == nil {
+			p.errLog.Printf("suppressing panic for copyResponse error in test; copy error: %v", err)
+			return
+		}
+		panic(http.ErrAbortHandler)
+	}
+	res.Body.Close() // now, to populate res.Trailer
+	if len(res.Trailer) > 0 {
+		// Force chunking, so no Content-Length is computed for a short body.
+		_ = http.NewResponseController(w).Flush()
+	}
+	if len(res.Trailer) == announced {
+		shareHeader(h, res.Trailer)
+		return
+	}
+	for k, vs := range res.Trailer {
+		for _, v := range vs {
+			h.Add(http.TrailerPrefix+k, v)
+		}
+	}
+}
+
+// got1xx relays an informational answer (103 Early Hints and the like) to
+// the client while the exchange waits for the final one, as ReverseProxy
+// does.
+func (x *exchange) got1xx(code int, header textproto.MIMEHeader) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return nil
+	}
+	x.snapshotPreset()
+	h := x.w.Header()
+	for k, vs := range header {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	x.w.WriteHeader(code)
+	// WriteHeader does not clear the header map after a 1xx answer.
+	clear(h)
+	return nil
+}
+
+// outboundHeader returns the headers sent upstream: the client's, minus
+// hop-by-hop, forwarding and platform-credential headers, plus the
+// proxy's (see [Proxy.setHeaders]). The values are the client's slices,
+// which neither side modifies.
+func (p *Proxy) outboundHeader(r *http.Request, pl *plan) http.Header {
+	h := make(http.Header, len(r.Header)+6)
+	for k, vs := range r.Header {
+		if !dropped(k) {
+			h[k] = vs
+		}
+	}
+	for _, f := range r.Header["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	// Tell an upstream that cares that the proxy passes trailers on, when
+	// the client said it takes them (ReverseProxy's rule).
+	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
+		h["Te"] = []string{"trailers"}
+	}
+	p.setHeaders(r, h, pl)
+	return h
+}
+
+// dropped reports whether a client request header is left out of the
+// outbound request before the proxy adds its own: hop-by-hop, forwarding
+// and platform-credential headers.
+func dropped(k string) bool {
+	for _, f := range hopHeaders {
+		if k == f {
+			return true
+		}
+	}
+	for _, f := range forwardedHeaders {
+		if k == f {
+			return true
+		}
+	}
+	return stripped(k)
+}
+
+// setHeaders applies the plan to an outbound header from which the
+// hop-by-hop, forwarding and platform-credential headers are gone:
+// configured headers left out or set, X-Forwarded-For, -Host, -Proto and
+// -Prefix, the request id, the base URL's credentials, and an empty
+// User-Agent when the client sent none (so Go's is not sent either).
+func (p *Proxy) setHeaders(in *http.Request, h http.Header, pl *plan) {
+	for _, n := range pl.omit {
+		h.Del(n)
+	}
+	// One backing array for the single values set here; each slice is
+	// capped at its length, so appending to one never reaches the next.
+	vals := make([]string, 0, 6)
+	one := func(k, v string) {
+		vals = append(vals, v)
+		n := len(vals)
+		h[k] = vals[n-1 : n : n]
+	}
+	if ip, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
+		one("X-Forwarded-For", ip)
+	} else {
+		delete(h, "X-Forwarded-For")
+	}
+	one("X-Forwarded-Host", in.Host)
+	if in.TLS == nil {
+		one("X-Forwarded-Proto", "http")
+	} else {
+		one("X-Forwarded-Proto", "https")
+	}
+	if pl.requestID != "" {
+		one("X-Request-Id", pl.requestID)
+	}
+	delete(h, "X-Forwarded-Prefix")
+	if pl.prefix != "" {
+		one("X-Forwarded-Prefix", pl.prefix)
+	}
+	for k, vs := range pl.set {
+		h[k] = vs
+	}
+	if p.basicAuth != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", p.basicAuth)
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		one("User-Agent", "")
+	}
+}
+
+// removeHopByHopHeaders removes the hop-by-hop headers of an upstream
+// response, as ReverseProxy does.
+func removeHopByHopHeaders(h http.Header) {
+	for _, f := range h["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	for _, f := range hopHeaders {
+		delete(h, f)
+	}
+}
+
+// upgradeType returns the protocol a Connection: Upgrade header asks for.
+func upgradeType(h http.Header) string {
+	if !httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") {
+		return ""
+	}
+	return h.Get("Upgrade")
+}
+
+// shareHeader adds src's values to dst, handing over src's slices for the
+// names dst does not hold. src is an upstream response's header, owned by
+// the exchange; its slices are capped, so a later Add copies.
+func shareHeader(dst, src http.Header) {
+	for k, vs := range src {
+		if old, ok := dst[k]; ok {
+			dst[k] = append(old, vs...)
+		} else {
+			dst[k] = vs
+		}
+	}
+}
+
+// copyBody streams the upstream's body to the client with a pooled
+// buffer. Event streams and bodies of unknown length are flushed as each
+// chunk arrives, and their headers at once (ReverseProxy's rule). It
+// returns a write error or a read error other than EOF.
+func (p *Proxy) copyBody(w http.ResponseWriter, res *http.Response) error {
+	var dst io.Writer = w
+	if streamed(res) {
+		rc := http.NewResponseController(w)
+		_ = rc.Flush()
+		dst = flushWriter{w: w, rc: rc}
+	}
+	buf := copyBuffers.Get()
+	defer copyBuffers.Put(buf)
+	for {
+		nr, rerr := res.Body.Read(buf)
+		if rerr != nil && rerr != io.EOF && rerr != context.Canceled {
+			p.errLog.Printf("httputil: ReverseProxy read error during body copy: %v", rerr)
+		}
+		if nr > 0 {
+			nw, werr := dst.Write(buf[:nr])
+			if werr != nil {
+				return werr
+			}
+			if nw != nr {
+				return io.ErrShortWrite
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// streamed reports whether a response is flushed chunk by chunk: an event
+// stream, or a body of unknown length.
+func streamed(res *http.Response) bool {
+	if res.ContentLength == -1 {
+		return true
+	}
+	ct := res.Header.Get("Content-Type")
+	base, _, _ := strings.Cut(ct, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/event-stream"
+}
+
+// flushWriter flushes after every write.
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f flushWriter) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	_ = f.rc.Flush()
+	return n, err
+}
+
+// clientBody keeps the transport from closing the client's body (the
+// server's to close) and refuses reads once the handler is done with it,
+// as ReverseProxy's wrapper does.
+type clientBody struct {
+	body   io.ReadCloser
+	closed atomic.Bool
+}
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		return 0, errors.New("rws: read of the client's body after the exchange")
+	}
+	return b.body.Read(p)
+}
+
+func (b *clientBody) Close() error {
+	b.closed.Store(true)
+	return nil
+}
