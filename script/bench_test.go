@@ -45,6 +45,21 @@ func BenchmarkJSEmptyHook(b *testing.B) {
 	}
 }
 
+// BenchmarkJSAbort measures a script that refuses the request (throw
+// {status_code: 403, …}), a common hook.
+func BenchmarkJSAbort(b *testing.B) {
+	e := script.New([]script.Script{{Name: "n", Type: "javascript", Content: `throw {status_code: 403, message: "no"}`}}, script.Options{})
+	ev := map[string]any{"request": map[string]any{"method": "GET"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		if _, _, err := e.Run(ctx, "n", ev, nil); err == nil {
+			b.Fatal("no abort")
+		}
+	}
+}
+
 func BenchmarkJSNewSandbox(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -35,32 +35,41 @@
 // status_code} is the response (DreamFactory's script_result); line
 // numbers stay the script's own. goja itself has no require, module
 // loader, file system, process, timers, fetch or XMLHttpRequest; the
-// sandbox adds nothing but event and platform. Runtimes are pooled (a
-// runtime that failed or was interrupted is discarded, at most 64 idle
-// ones are kept) and, so that one run cannot change what the next sees,
-// every intrinsic reachable from the global object, the hidden iterator
-// and generator prototypes and the global object itself are frozen when
-// a runtime is built (in sloppy mode a write to a builtin or an
-// undeclared global silently does nothing; in strict mode it throws).
-// platform.api is built once per runtime and frozen; a script without
-// allow_event_modification has its event not read back at all (the
-// stage would ignore it), which keeps an empty hook cheap.
-// Bounds: the time limit (Runtime.Interrupt when the run's context ends:
-// "Script error: time limit exceeded"; it stops JavaScript between
-// instructions, not inside one builtin call); a call depth of 500
-// ("Script error: stack overflow"); String.prototype.repeat, padStart and
-// padEnd capped at 1 MiB results, Array.prototype.join and fill and
-// Array.from at 1 Mi elements; no ArrayBuffer, SharedArrayBuffer, DataView
-// or typed arrays (one call could allocate gigabytes); values passed back
-// to Go are at most 64 levels deep and arrays 1 Mi elements long. goja has
-// no allocation accounting, so a heap watchdog samples the Go heap every 5
-// ms while a JavaScript run is in progress and interrupts the runs in
-// progress when it passes 90% of GOMEMLIMIT (or, without one, the heap at
-// the first run plus 1 GiB): "Script error: memory limit exceeded". That
-// catches a string or array grown in a loop (s += s); it cannot stop a
-// single builtin call that allocates on its own, and since the heap is the
+// sandbox adds nothing but event and platform. Runtimes are pooled (one
+// that was interrupted, overflowed its stack or that a Go panic went
+// through is replaced, by the run that failed; one whose script threw is
+// reused, so an abort costs microseconds; at most 64 idle ones are kept) and, so that one run cannot change what the
+// next sees, every intrinsic reachable from the global object, the hidden
+// iterator and generator prototypes and the global object itself are
+// frozen when a runtime is built (in sloppy mode a write to a builtin or
+// an undeclared global silently does nothing; in strict mode it throws).
+// platform (api and session) is built once per runtime and frozen;
+// platform.session is the run's own, converted on first read. The wrapper
+// function of a script is made once per runtime and frozen too. The event
+// object is made per run: its scalars at once, its objects (request,
+// response) on first read, so an empty hook converts nothing; a script
+// without allow_event_modification has its event not read back at all
+// (the stage would ignore it), and a part a script never read comes back
+// as the caller's value.
+// Bounds: the time limit (a watchdog polling every 5 ms while JavaScript
+// runs are in progress interrupts a run whose context has ended, so a run
+// ends at most one poll past its limit: "Script error: time limit
+// exceeded"; building a runtime does not count against it; it stops
+// JavaScript between instructions, not inside one builtin call); a call
+// depth of 500 ("Script error: stack overflow"); String.prototype.repeat,
+// padStart and padEnd capped at 1 MiB results, Array.prototype.join and
+// fill and Array.from at 1 Mi elements; no ArrayBuffer, SharedArrayBuffer,
+// DataView or typed arrays (one call could allocate gigabytes); values
+// passed back to Go are at most 64 levels deep and arrays 1 Mi elements
+// long. goja has no allocation accounting, so the same watchdog samples
+// the Go heap at each poll and interrupts the runs in progress when it
+// passes 90% of GOMEMLIMIT (or, without one, the heap at the first run
+// plus 1 GiB): "Script error: memory limit exceeded". That catches a
+// string or array grown in a loop (s += s); it cannot stop a single
+// builtin call that allocates on its own, and since the heap is the
 // process's, every run in progress at that moment fails, not only the
-// culprit.
+// culprit. The watchdog stops a second after the last run, so an idle
+// server does not wake up for it.
 //
 // External engines: nodejs, python3 and php run in long-lived worker
 // processes of their interpreter (node, python3, php on PATH, or the one

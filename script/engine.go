@@ -67,6 +67,34 @@ type Platform interface {
 	Session() map[string]any
 }
 
+// Lazy is a part of an event built when a script first reads it (the
+// stage gives the request's parameters and headers so): Lua converts it
+// only then, the other engines get it built ([Resolve]) before the run.
+// Lazy values count at the event's first two levels (event.request.x).
+type Lazy interface {
+	// Value builds the part: JSON-shaped data, the same on every call.
+	Value() any
+}
+
+// Resolve replaces the Lazy values of ev and of its objects with what they
+// build, in place; an event handed to another goroutine (a queued script)
+// or kept past a change of the request it was made from is resolved
+// first.
+func Resolve(ev map[string]any) {
+	for k, v := range ev {
+		switch x := v.(type) {
+		case Lazy:
+			ev[k] = x.Value()
+		case map[string]any:
+			for k2, v2 := range x {
+				if lz, ok := v2.(Lazy); ok {
+					x[k2] = lz.Value()
+				}
+			}
+		}
+	}
+}
+
 // Result is what a run leaves behind: the event as the script left it.
 type Result struct {
 	// Request is event.request after the run.
@@ -265,6 +293,9 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 	if !en.AllowModification {
 		ctx = context.WithValue(ctx, readOnlyKey{}, true)
 	}
+	if en.Type != "lua" {
+		Resolve(ev)
+	}
 	res, err = en.r.run(ctx, ev, p)
 	if err != nil {
 		var a *Abort
@@ -286,22 +317,35 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 	return res, true, nil
 }
 
-// Attached appends to dst the scripts attached to the event names a
-// request fires in phase (those of [Names], in that order). It builds no
-// name: a request pays a few map lookups.
-func (e *Engine) Attached(dst []Script, service, resource, verb string, phase Phase) []Script {
+// Fired returns the scripts a request fires, found by the names of
+// [Names] in their order: pre_process; post_process then the bare event's
+// (which runs after them); queued. The slices share buf's array when it has
+// room (eight scripts). It builds no name string: a request pays a few map
+// lookups.
+func (e *Engine) Fired(buf []Script, service, resource, verb string) (pre, post, queued []Script) {
 	if e == nil || len(e.byName) == 0 {
+		return nil, nil, nil
+	}
+	var names, name [256]byte
+	base, i := appendNames(names[:0], service, resource, verb, "")
+	find := func(dst []Script, phase Phase) []Script {
+		for _, n := range [2][]byte{base[:i], base[i:]} {
+			if len(n) == 0 {
+				continue
+			}
+			b := append(name[:0], n...)
+			if phase != "" {
+				b = append(append(b, '.'), phase...)
+			}
+			if en, ok := e.byName[string(b)]; ok {
+				dst = append(dst, en.Script)
+			}
+		}
 		return dst
 	}
-	var buf [256]byte
-	b, i := appendNames(buf[:0], service, resource, verb, phase)
-	if en, ok := e.byName[string(b[:i])]; ok {
-		dst = append(dst, en.Script)
-	}
-	if i < len(b) {
-		if en, ok := e.byName[string(b[i:])]; ok {
-			dst = append(dst, en.Script)
-		}
-	}
-	return dst
+	pre = find(buf[0:0:min(2, cap(buf))], Pre)
+	post = find(buf[min(2, cap(buf)):min(2, cap(buf)):min(6, cap(buf))], Post)
+	post = find(post, "")
+	queued = find(buf[min(6, cap(buf)):min(6, cap(buf)):min(8, cap(buf))], Queued)
+	return pre, post, queued
 }

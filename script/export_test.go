@@ -16,3 +16,6 @@ func HeapInUse() uint64 { return readHeap() }
 
 // NewJSSandbox builds one JavaScript sandbox, for its benchmark.
 func NewJSSandbox() { newJSSandbox() }
+
+// JSSandboxesBuilt is how many JavaScript sandboxes were built so far.
+func JSSandboxesBuilt() int64 { return jsBuilt.Load() }

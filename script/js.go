@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -66,14 +67,51 @@ func jsSyntaxMessage(err error, name, src string) string {
 // jsScript is one compiled JavaScript script.
 type jsScript struct{ prg *goja.Program }
 
-// jsVM is one pooled sandboxed runtime, with its platform.api object
-// (frozen, built once) calling through the run in progress.
+// jsVM is one pooled sandboxed runtime: its platform object (frozen,
+// built once: api and a session read on first use in each run), the
+// wrapper functions of the scripts it has run, and the run in progress.
 type jsVM struct {
-	rt  *goja.Runtime
-	api *goja.Object
-	ctx context.Context
-	p   Platform
+	rt       *goja.Runtime
+	api      *goja.Object
+	platform *goja.Object
+	freeze   goja.Callable
+	// fns holds the wrapper function of each script this runtime ran,
+	// frozen (a function object is shared by the runs of its script).
+	fns map[*jsScript]goja.Callable
+	// accessors holds the getter and setter of each lazy event key.
+	accessors map[string][2]goja.Value
+	// untouched is what a lazy key's getter gives while the event is read
+	// back: the script never read or replaced the key.
+	untouched *goja.Object
+
+	// The run in progress.
+	ctx         context.Context
+	p           Platform
+	ev          *goja.Object
+	lazy        []jsLazy
+	session     goja.Value
+	readingBack bool
+	// deadline is the context's deadline pushed back by the time building
+	// this runtime took: start-up does not count against the time limit.
+	deadline time.Time
+	// interrupted is set by the watchdog (under its lock) when it
+	// interrupts the run.
+	interrupted bool
 }
+
+// jsLazy is one key of the event object whose value (an object or an
+// array) is converted only when the script first reads it.
+type jsLazy struct {
+	key string
+	val any
+	js  goja.Value // the converted value, once read
+}
+
+// jsBuilt counts the runtimes built, for tests.
+var jsBuilt atomic.Int64
+
+// jsMaxFns bounds the wrapper functions a runtime keeps.
+const jsMaxFns = 256
 
 // readOnlyKey marks the context of a run whose script may not modify the
 // event: its result is not read back.
@@ -88,12 +126,16 @@ const jsPoolSize = 64
 // time and is discarded after a run that failed or was interrupted.
 var jsFree = make(chan *jsVM, jsPoolSize)
 
-func getJSVM() *jsVM {
+// getJSVM returns an idle runtime, or a new one and how long building it
+// took.
+func getJSVM() (*jsVM, time.Duration) {
 	select {
 	case vm := <-jsFree:
-		return vm
+		return vm, 0
 	default:
-		return newJSSandbox()
+		start := time.Now()
+		vm := newJSSandbox()
+		return vm, time.Since(start)
 	}
 }
 
@@ -169,6 +211,7 @@ const jsHarden = `(function (maxStr, maxElems) {
 // loader, file system, process, timers or network of its own; nothing is
 // added but what each run passes in (event, platform).
 func newJSSandbox() *jsVM {
+	jsBuilt.Add(1)
 	rt := goja.New()
 	rt.SetMaxCallStackSize(jsMaxCallStack)
 	v, err := rt.RunString(jsHarden)
@@ -177,11 +220,21 @@ func newJSSandbox() *jsVM {
 			_, err = f(goja.Undefined(), rt.ToValue(maxRep), rt.ToValue(jsMaxElems))
 		}
 	}
-	vm := &jsVM{rt: rt}
+	vm := &jsVM{rt: rt, fns: map[*jsScript]goja.Callable{}, accessors: map[string][2]goja.Value{}, untouched: rt.NewObject()}
 	if err == nil {
+		vm.freeze, _ = goja.AssertFunction(rt.Get("Object").ToObject(rt).Get("freeze"))
 		vm.api = jsAPI(vm)
-		freeze, _ := goja.AssertFunction(rt.Get("Object").ToObject(rt).Get("freeze"))
-		_, err = freeze(goja.Undefined(), vm.api)
+		_, err = vm.freeze(goja.Undefined(), vm.api)
+	}
+	if err == nil {
+		vm.platform = rt.NewObject()
+		err = vm.platform.DefineDataProperty("api", vm.api, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	if err == nil {
+		err = vm.platform.DefineAccessorProperty("session", rt.ToValue(vm.getSession), nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	if err == nil {
+		_, err = vm.freeze(goja.Undefined(), vm.platform)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("script: building the JavaScript sandbox: %v", err)) // a bug, not input
@@ -189,55 +242,232 @@ func newJSSandbox() *jsVM {
 	return vm
 }
 
+// getSession is the getter of platform.session: the run's session,
+// converted on first read.
+func (vm *jsVM) getSession(goja.FunctionCall) goja.Value {
+	if vm.session != nil {
+		return vm.session
+	}
+	var sess map[string]any
+	if vm.p != nil {
+		sess = vm.p.Session()
+	}
+	sv, err := toJS(vm.rt, sess, 0)
+	if err != nil {
+		panic(vm.rt.NewGoError(fmt.Errorf("platform.session: %w", err)))
+	}
+	if goja.IsNull(sv) {
+		sv = vm.rt.NewObject()
+	}
+	vm.session = sv
+	return sv
+}
+
+// fn returns the wrapper function of s in this runtime: made by running
+// the program once, then frozen and kept, so a run makes no function.
+func (vm *jsVM) fn(s *jsScript) (goja.Callable, error) {
+	if f, ok := vm.fns[s]; ok {
+		return f, nil
+	}
+	fv, err := vm.rt.RunProgram(s.prg)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := goja.AssertFunction(fv)
+	if !ok {
+		return nil, errors.New("script did not compile to a function")
+	}
+	if _, err := vm.freeze(goja.Undefined(), fv); err != nil {
+		return nil, err
+	}
+	if _, err := vm.freeze(goja.Undefined(), fv.ToObject(vm.rt).Get("prototype")); err != nil {
+		return nil, err
+	}
+	if len(vm.fns) >= jsMaxFns {
+		clear(vm.fns)
+	}
+	vm.fns[s] = f
+	return f, nil
+}
+
+// event builds the event object of a run: scalars set at once, objects
+// and arrays behind an accessor that converts them on first read (and then
+// replaces itself with a plain data property), so that a script pays for
+// the parts of the event it reads.
+func (vm *jsVM) event(ev map[string]any) (*goja.Object, error) {
+	rt := vm.rt
+	o := rt.NewObject()
+	vm.ev = o
+	vm.lazy = vm.lazy[:0]
+	for k, v := range ev {
+		switch v.(type) {
+		case map[string]any, []any:
+			acc, err := vm.accessor(k)
+			if err != nil {
+				return nil, err
+			}
+			vm.lazy = append(vm.lazy, jsLazy{key: k, val: v})
+			if err := o.DefineAccessorProperty(k, acc[0], acc[1], goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
+				return nil, err
+			}
+		default:
+			jv, err := toJS(rt, v, 0)
+			if err != nil {
+				return nil, err
+			}
+			if err := o.Set(k, jv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return o, nil
+}
+
+// accessor returns the getter and setter of lazy event key k, made once
+// per runtime.
+func (vm *jsVM) accessor(k string) ([2]goja.Value, error) {
+	if acc, ok := vm.accessors[k]; ok {
+		return acc, nil
+	}
+	if len(vm.accessors) >= jsMaxFns {
+		return [2]goja.Value{}, fmt.Errorf("event: too many keys")
+	}
+	rt := vm.rt
+	get := func(call goja.FunctionCall) goja.Value {
+		l := vm.lazyEntry(call.This, k)
+		if l == nil {
+			return goja.Undefined()
+		}
+		if l.js == nil {
+			if vm.readingBack {
+				return vm.untouched
+			}
+			jv, err := toJS(rt, l.val, 0)
+			if err != nil {
+				panic(rt.NewGoError(fmt.Errorf("event.%s: %w", k, err)))
+			}
+			l.js = jv
+		}
+		// From now on a plain property (where the script has not frozen
+		// the event).
+		_ = vm.ev.DefineDataProperty(k, l.js, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		return l.js
+	}
+	set := func(call goja.FunctionCall) goja.Value {
+		if l := vm.lazyEntry(call.This, k); l != nil {
+			l.js = call.Argument(0)
+			_ = vm.ev.DefineDataProperty(k, l.js, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		}
+		return goja.Undefined()
+	}
+	acc := [2]goja.Value{rt.ToValue(get), rt.ToValue(set)}
+	vm.accessors[k] = acc
+	return acc, nil
+}
+
+// lazyEntry returns the lazy key k of the run in progress when this is its
+// event object.
+func (vm *jsVM) lazyEntry(this goja.Value, k string) *jsLazy {
+	if o, ok := this.(*goja.Object); !ok || o != vm.ev {
+		return nil
+	}
+	for i := range vm.lazy {
+		if vm.lazy[i].key == k {
+			return &vm.lazy[i]
+		}
+	}
+	return nil
+}
+
+// readBack converts the event object as the script left it; a lazy key
+// the script never read or replaced comes back as the caller's value.
+func (vm *jsVM) readBack(o *goja.Object) (map[string]any, error) {
+	out := map[string]any{}
+	for _, k := range o.Keys() {
+		vm.readingBack = true
+		v := o.Get(k)
+		vm.readingBack = false
+		if v == vm.untouched {
+			if l := vm.lazyEntry(o, k); l != nil {
+				out[k] = l.val
+			}
+			continue
+		}
+		e, err := fromJSValue(vm.rt, v, 1)
+		if err != nil {
+			return nil, err
+		}
+		if _, skip := e.(jsSkip); skip {
+			continue
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// endRun forgets the run in progress.
+func (vm *jsVM) endRun() {
+	vm.ctx, vm.p, vm.ev, vm.session, vm.readingBack, vm.deadline = nil, nil, nil, nil, false, time.Time{}
+	clear(vm.lazy)
+	vm.lazy = vm.lazy[:0]
+}
+
 func (s *jsScript) run(ctx context.Context, ev map[string]any, p Platform) (res Result, err error) {
-	vm := getJSVM()
+	if ctx.Err() != nil {
+		return Result{}, ErrTimeLimit
+	}
+	vm, built := getJSVM()
 	rt := vm.rt
 	reusable := false
-	stop := context.AfterFunc(ctx, func() { rt.Interrupt(ErrTimeLimit) })
-	watch := heapWatch.enter(rt)
 	vm.ctx, vm.p = ctx, p
+	if d, ok := ctx.Deadline(); ok {
+		vm.deadline = d.Add(built)
+	}
+	heapWatch.enter(vm)
 	defer func() {
-		vm.ctx, vm.p = nil, nil
-		heapWatch.leave(watch)
+		interrupted := heapWatch.leave(vm)
+		vm.endRun()
 		if r := recover(); r != nil {
 			err = jsError(r)
 			reusable = false
 		}
-		// A runtime whose interrupt may still fire, or that ran into one,
-		// is not reused.
-		if stop() && reusable {
+		if reusable && !interrupted {
 			rt.ClearInterrupt()
 			putJSVM(vm)
+			return
 		}
+		// A runtime the watchdog interrupted may not have seen the
+		// interrupt yet, and one a Go panic went through may be in any
+		// state: it is dropped, and a new one takes its place now (the
+		// failing run pays for it, not the next one).
+		putJSVM(newJSSandbox())
 	}()
-	fv, err := rt.RunProgram(s.prg)
+	fn, err := vm.fn(s)
 	if err != nil {
 		return Result{}, jsError(err)
 	}
-	fn, ok := goja.AssertFunction(fv)
-	if !ok {
-		return Result{}, errors.New("script did not compile to a function")
-	}
-	evObj, err := toJS(rt, ev, 0)
+	evObj, err := vm.event(ev)
 	if err != nil {
 		return Result{}, err
 	}
-	ret, err := fn(goja.Undefined(), evObj, jsPlatform(vm))
+	ret, err := fn(goja.Undefined(), evObj, vm.platform)
 	if err != nil {
+		// A thrown exception leaves the runtime as it was (everything a
+		// run shares is frozen); an interrupt or a stack overflow does
+		// not.
+		_, reusable = err.(*goja.Exception)
 		return Result{}, jsError(err)
 	}
 	if ctx.Value(readOnlyKey{}) != nil {
 		reusable = true
 		return Result{}, nil
 	}
-	out, err := fromJS(rt, evObj, 0)
+	m, err := vm.readBack(evObj)
 	if err != nil {
 		return Result{}, err
 	}
-	if m, isMap := out.(map[string]any); isMap {
-		res.Request, _ = m["request"].(map[string]any)
-		res.Response, _ = m["response"].(map[string]any)
-	}
+	res.Request, _ = m["request"].(map[string]any)
+	res.Response, _ = m["response"].(map[string]any)
 	if r, isObj := ret.(*goja.Object); isObj && r.ClassName() == "Array" {
 		if v, err := fromJS(rt, r, 0); err == nil {
 			res.Returned = v
@@ -316,23 +546,6 @@ func jsStatus(v goja.Value) (int, bool) {
 		return int(f), true
 	}
 	return 0, false
-}
-
-// jsPlatform builds the platform object of one run: the runtime's
-// frozen api object and this run's session.
-func jsPlatform(vm *jsVM) *goja.Object {
-	t := vm.rt.NewObject()
-	_ = t.Set("api", vm.api)
-	var sess map[string]any
-	if vm.p != nil {
-		sess = vm.p.Session()
-	}
-	sv, _ := toJS(vm.rt, sess, 0)
-	if goja.IsNull(sv) {
-		sv = vm.rt.NewObject()
-	}
-	_ = t.Set("session", sv)
-	return t
 }
 
 // jsAPI builds platform.api of a runtime: get, post, put, patch and

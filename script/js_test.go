@@ -110,7 +110,13 @@ func TestJavaScript(t *testing.T) {
 	for _, typ := range []string{"javascript", "v8js"} {
 		for _, tt := range tests {
 			t.Run(typ+"/"+tt.name, func(t *testing.T) {
-				res, err := runJS(t, typ, tt.src, ev(), 200*time.Millisecond)
+				// A short limit for the scripts that reach it, a generous
+				// one for the others (the race detector is slow).
+				limit := 5 * time.Second
+				if strings.Contains(tt.wantErr, "time limit") {
+					limit = 200 * time.Millisecond
+				}
+				res, err := runJS(t, typ, tt.src, ev(), limit)
 				if tt.wantErr == "" {
 					if err != nil {
 						t.Fatalf("error: %v", err)
@@ -199,5 +205,133 @@ func TestCheckJavaScript(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Check(%s, %q) = %v, want %q", tt.typ, tt.src, err, tt.want)
 		}
+	}
+}
+
+// sessionPlatform answers platform.session with a user id of its own.
+type sessionPlatform struct {
+	fakePlatform
+	user int
+}
+
+func (s *sessionPlatform) Session() map[string]any {
+	return map[string]any{"user": map[string]any{"id": s.user}}
+}
+
+// TestJavaScriptEventObject covers the event object a run builds: parts
+// converted on first read, replaced, deleted or enumerated as plain
+// properties; parts the script never touched come back as they were; the
+// shared platform object and the wrapper function keep no state between
+// runs.
+func TestJavaScriptEventObject(t *testing.T) {
+	ev := func() map[string]any {
+		return map[string]any{"request": map[string]any{"method": "GET", "parameters": map[string]any{"limit": "5"}},
+			"resource": "_table/t", "response": map[string]any{"status_code": 200, "content": map[string]any{"n": 1.5}}}
+	}
+	tests := []struct {
+		name  string
+		src   string
+		check func(t *testing.T, res script.Result)
+	}{
+		{name: "replace before reading", src: `event.request = {method: "POST"}; event.request.x = 1`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Request, map[string]any{"method": "POST", "x": int64(1)}) {
+					t.Errorf("request = %#v", res.Request)
+				}
+			}},
+		{name: "delete", src: `delete event.request; if ("request" in event) throw {status_code: 409, message: "still there"}`,
+			check: func(t *testing.T, res script.Result) {
+				if res.Request != nil {
+					t.Errorf("request = %#v", res.Request)
+				}
+			}},
+		{name: "enumerate and stringify", src: `return {content: [Object.keys(event).sort().join(","), JSON.stringify(event.request),
+			event.request === event.request, typeof event.resource, Object.getOwnPropertyDescriptor(event, "request").writable]}`,
+			check: func(t *testing.T, res script.Result) {
+				want := []any{"request,resource,response", `{"method":"GET","parameters":{"limit":"5"}}`, true, "string", true}
+				if !reflect.DeepEqual(res.Returned.(map[string]any)["content"], want) {
+					t.Errorf("content = %#v", res.Returned)
+				}
+			}},
+		{name: "frozen event still reads", src: `Object.freeze(event); event.response.content.n = 2; return {content: event.request.parameters.limit}`,
+			check: func(t *testing.T, res script.Result) {
+				if res.Response["content"] != "5" {
+					t.Errorf("response = %#v", res.Response)
+				}
+			}},
+		{name: "untouched parts come back as they were", src: `event.resource = "x"`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Request, ev()["request"]) || !reflect.DeepEqual(res.Response, ev()["response"]) {
+					t.Errorf("result = %#v", res)
+				}
+			}},
+		{name: "read parts convert", src: `event.response.content.n += 1`,
+			check: func(t *testing.T, res script.Result) {
+				if !reflect.DeepEqual(res.Response, map[string]any{"status_code": int64(200), "content": map[string]any{"n": 2.5}}) {
+					t.Errorf("response = %#v", res.Response)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := runJS(t, "javascript", tt.src, ev(), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, res)
+		})
+	}
+
+	// The wrapper function is shared by the runs of a script, and frozen.
+	e := script.New([]script.Script{{Name: "n", Type: "javascript", AllowModification: true,
+		Content: `var f = arguments.callee; f.n = (f.n || 0) + 1; f.prototype.x = 1; return {content: [typeof f.n, typeof f.prototype.x]}`}}, script.Options{})
+	for i := range 3 {
+		res, _, err := e.Run(context.Background(), "n", ev(), nil)
+		if err != nil || !reflect.DeepEqual(res.Response["content"], []any{"undefined", "undefined"}) {
+			t.Fatalf("run %d: %v %v", i, res.Response, err)
+		}
+	}
+	// platform.session is the run's own; platform itself is frozen.
+	e = script.New([]script.Script{{Name: "n", Type: "javascript", AllowModification: true,
+		Content: `platform.session.user.seen = true; platform.session = null; platform.extra = 1;
+			return {content: [platform.session.user.id, platform.session.user.seen, typeof platform.extra]}`}}, script.Options{})
+	for _, user := range []int{1, 2, 1} {
+		res, _, err := e.Run(context.Background(), "n", ev(), &sessionPlatform{user: user})
+		if err != nil || !reflect.DeepEqual(res.Response["content"], []any{int64(user), true, "undefined"}) {
+			t.Fatalf("user %d: %v %v", user, res.Response, err)
+		}
+	}
+}
+
+// TestJavaScriptAbortKeepsRuntime: a script that throws (an abort, a
+// TypeError) leaves its runtime in the pool; one that is interrupted
+// makes its run build the replacement, not the next run.
+func TestJavaScriptAbortKeepsRuntime(t *testing.T) {
+	if _, err := runJS(t, "javascript", `return 1`, nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	before := script.JSSandboxesBuilt()
+	for _, src := range []string{`throw {status_code: 403, message: "no"}`, `null.x`, `throw new Error("e")`} {
+		for range 5 {
+			if _, err := runJS(t, "javascript", src, nil, 5*time.Second); err == nil {
+				t.Fatalf("%s: no error", src)
+			}
+		}
+	}
+	if n := script.JSSandboxesBuilt() - before; n != 0 {
+		t.Fatalf("%d sandboxes built for scripts that threw", n)
+	}
+	if _, err := runJS(t, "javascript", `for (;;) {}`, nil, 50*time.Millisecond); err == nil {
+		t.Fatal("no time limit")
+	}
+	after := script.JSSandboxesBuilt()
+	if after-before != 1 {
+		t.Fatalf("%d sandboxes built after an interrupt, want 1", after-before)
+	}
+	if _, err := runJS(t, "javascript", `return 1`, nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if script.JSSandboxesBuilt() != after {
+		t.Fatal("the run after an interrupt built a sandbox")
 	}
 }

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -8,34 +9,43 @@ import (
 	"runtime/metrics"
 	"sync"
 	"time"
-
-	"github.com/dop251/goja"
 )
 
 // ErrMemoryLimit is wrapped by the Failure of a JavaScript run stopped by
 // the heap watchdog.
 var ErrMemoryLimit = errors.New("memory limit exceeded")
 
-// jsHeapPoll is how often the heap watchdog looks at the Go heap while a
-// JavaScript run is in progress.
+// jsHeapPoll is how often the watchdog looks at the runs in progress (their
+// contexts and deadlines) and at the Go heap while a JavaScript run is in
+// progress.
 const jsHeapPoll = 5 * time.Millisecond
+
+// jsWatchIdle is how many polls without a run in progress the watchdog
+// makes before it stops (it starts again with the next run).
+const jsWatchIdle = 200
 
 // heapMetric is the Go heap occupied by objects, live or not yet swept;
 // reading it does not stop the world.
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // heapWatch is the one watchdog of the process.
-var heapWatch = &heapWatchdog{running: map[*goja.Runtime]struct{}{}}
+var heapWatch = &heapWatchdog{running: map[*jsVM]struct{}{}}
 
-// heapWatchdog interrupts the JavaScript runs in progress when the Go heap
-// grows past a limit. goja has no allocation accounting of its own, so
-// this is the one bound on a script that grows a string or an array in a
-// loop faster than its time limit ends it. The heap is the process's, so
-// when it trips every run in progress at that moment fails with
-// "Script error: memory limit exceeded"; the server goes on.
+// heapWatchdog watches the JavaScript runs in progress: it interrupts a run
+// whose context has ended (its time limit, or the caller gone) and, when
+// the Go heap grows past a limit, every run in progress. Polling every
+// jsHeapPoll replaces a timer per run: a run costs one registration, and
+// a time limit ends a run at most one poll late. goja has no allocation
+// accounting of its own, so the heap check is the one bound on a script
+// that grows a string or an array in a loop faster than its time limit
+// ends it. The heap is the process's, so when it trips every run in
+// progress at that moment fails with "Script error: memory limit
+// exceeded"; the server goes on. The poll runs only while runs are in
+// progress (and a second after), so an idle server does not wake up.
 type heapWatchdog struct {
 	mu      sync.Mutex
-	running map[*goja.Runtime]struct{}
+	running map[*jsVM]struct{}
+	polling bool
 	once    sync.Once
 	limit   uint64
 }
@@ -59,46 +69,76 @@ func readHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// enter registers a run in progress (starting the watchdog on first use).
-func (w *heapWatchdog) enter(rt *goja.Runtime) *goja.Runtime {
-	w.start()
-	w.mu.Lock()
-	w.running[rt] = struct{}{}
-	w.mu.Unlock()
-	return rt
-}
-
-// start sets the limit and starts the watchdog, once.
+// start sets the limit, once.
 func (w *heapWatchdog) start() {
 	w.once.Do(func() {
 		l := heapLimit()
 		w.mu.Lock()
 		w.limit = l
 		w.mu.Unlock()
-		go w.loop()
 	})
 }
 
-// leave removes a run that ended.
-func (w *heapWatchdog) leave(rt *goja.Runtime) {
+// enter registers a run in progress on vm (vm.ctx set), starting the poll
+// when it is not running.
+func (w *heapWatchdog) enter(vm *jsVM) {
+	w.start()
 	w.mu.Lock()
-	delete(w.running, rt)
+	w.running[vm] = struct{}{}
+	vm.interrupted = false
+	if !w.polling {
+		w.polling = true
+		go w.loop()
+	}
 	w.mu.Unlock()
+}
+
+// leave removes a run that ended and reports whether the watchdog
+// interrupted it (then the runtime must not be reused: the interrupt may
+// not have been seen yet).
+func (w *heapWatchdog) leave(vm *jsVM) (interrupted bool) {
+	w.mu.Lock()
+	delete(w.running, vm)
+	interrupted = vm.interrupted
+	w.mu.Unlock()
+	return interrupted
 }
 
 func (w *heapWatchdog) loop() {
 	t := time.NewTicker(jsHeapPoll)
 	defer t.Stop()
+	idle := 0
 	for range t.C {
 		w.mu.Lock()
 		n, limit := len(w.running), w.limit
+		if n == 0 {
+			if idle++; idle >= jsWatchIdle {
+				w.polling = false
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Unlock()
+			continue
+		}
+		idle = 0
+		now := time.Now()
+		for vm := range w.running {
+			if vm.interrupted {
+				continue
+			}
+			if err := vm.ctx.Err(); err != nil && (err != context.DeadlineExceeded || !now.Before(vm.deadline)) {
+				vm.interrupted = true
+				vm.rt.Interrupt(ErrTimeLimit)
+			}
+		}
 		w.mu.Unlock()
-		if n == 0 || readHeap() < limit {
+		if readHeap() < limit {
 			continue
 		}
 		w.mu.Lock()
-		for rt := range w.running {
-			rt.Interrupt(ErrMemoryLimit)
+		for vm := range w.running {
+			vm.interrupted = true
+			vm.rt.Interrupt(ErrMemoryLimit)
 		}
 		w.mu.Unlock()
 	}

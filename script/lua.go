@@ -492,6 +492,8 @@ func (st *luaState) toLua(v any, depth int) (lua.LValue, error) {
 		return t, nil
 	case map[string]any:
 		return st.lazyTable(x, depth), nil
+	case Lazy:
+		return st.toLua(x.Value(), depth)
 	case luaSpecial:
 		switch x {
 		case luaAPI:
@@ -572,8 +574,11 @@ func (st *luaState) fromLua(v lua.LValue, depth int) (any, error) {
 				if _, done := ls.done[k]; done {
 					continue
 				}
-				if _, special := e.(luaSpecial); special {
+				switch x := e.(type) {
+				case luaSpecial:
 					continue // platform's: not data
+				case Lazy:
+					e = x.Value()
 				}
 				out[k] = e
 			}

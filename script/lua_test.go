@@ -142,21 +142,23 @@ func TestNames(t *testing.T) {
 		if got := script.Names(tt.svc, tt.res, tt.verb, tt.phase); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Names(%s, %s) = %v, want %v", tt.svc, tt.res, got, tt.want)
 		}
-		// Attached finds the scripts at those names, in that order.
+		// Fired finds the scripts at those names, in that order.
 		var scripts []script.Script
 		for i := len(tt.want) - 1; i >= 0; i-- {
 			scripts = append(scripts, script.Script{Name: tt.want[i], Type: "lua"})
 		}
 		e := script.New(scripts, script.Options{})
+		pre, post, queued := e.Fired(nil, tt.svc, tt.res, tt.verb)
+		fired := map[script.Phase][]script.Script{script.Pre: pre, script.Post: post, "": post, script.Queued: queued}[tt.phase]
 		var got []string
-		for _, sc := range e.Attached(nil, tt.svc, tt.res, tt.verb, tt.phase) {
+		for _, sc := range fired {
 			got = append(got, sc.Name)
 		}
 		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Attached(%s, %s) = %v, want %v", tt.svc, tt.res, got, tt.want)
+			t.Errorf("Fired(%s, %s) %s = %v, want %v", tt.svc, tt.res, tt.phase, got, tt.want)
 		}
-		if other := e.Attached(nil, tt.svc+"x", tt.res, tt.verb, tt.phase); len(other) != 0 {
-			t.Errorf("Attached of another service = %v", other)
+		if pre, post, queued := e.Fired(make([]script.Script, 8), tt.svc+"x", tt.res, tt.verb); len(pre)+len(post)+len(queued) != 0 {
+			t.Errorf("Fired of another service = %v %v %v", pre, post, queued)
 		}
 	}
 }
@@ -302,5 +304,38 @@ func TestLuaRunsIsolated(t *testing.T) {
 		if got := res.Response["content"]; !reflect.DeepEqual(got, want) {
 			t.Fatalf("run %d saw the previous one: %v", i, got)
 		}
+	}
+}
+
+// lazyParams is a script.Lazy that counts its builds.
+type lazyParams struct{ n *int }
+
+func (l lazyParams) Value() any { *l.n++; return map[string]any{"limit": "5"} }
+
+// TestLazyParts checks that a script.Lazy part of the event is built only
+// when a Lua script reads it, comes back built, and reaches the other
+// engines built.
+func TestLazyParts(t *testing.T) {
+	n := 0
+	ev := func() map[string]any {
+		return map[string]any{"request": map[string]any{"method": "GET", "parameters": lazyParams{&n}}}
+	}
+	ro := script.New([]script.Script{{Name: "x", Type: "lua", Content: `local m = event.request.method`}}, script.Options{})
+	if _, _, err := ro.Run(context.Background(), "x", ev(), nil); err != nil || n != 0 {
+		t.Fatalf("built %d times (err %v), want 0", n, err)
+	}
+	res, err := run(t, `event.request.method = "POST"`, ev(), time.Second)
+	if err != nil || !reflect.DeepEqual(res.Request["parameters"], map[string]any{"limit": "5"}) {
+		t.Fatalf("request = %v (err %v)", res.Request, err)
+	}
+	res, err = run(t, `event.request.parameters.limit = event.request.parameters.limit .. "0"`, ev(), time.Second)
+	if err != nil || !reflect.DeepEqual(res.Request["parameters"], map[string]any{"limit": "50"}) {
+		t.Fatalf("request = %v (err %v)", res.Request, err)
+	}
+	e := script.New([]script.Script{{Name: "x", Type: "javascript", AllowModification: true,
+		Content: `event.request.parameters.limit += "1"`}}, script.Options{Timeout: 5 * time.Second})
+	res, _, err = e.Run(context.Background(), "x", ev(), nil)
+	if err != nil || !reflect.DeepEqual(res.Request["parameters"], map[string]any{"limit": "51"}) {
+		t.Fatalf("javascript: request = %v (err %v)", res.Request, err)
 	}
 }

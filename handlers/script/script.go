@@ -110,13 +110,8 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 
 func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter, r *http.Request, next http.Handler) {
 	svc := t.Service.Name
-	// Each phase fires at most two names (the post phase two more, the
-	// bare event's): one array holds them all.
 	var hooks [8]script.Script
-	pre := e.Attached(hooks[0:0:2], svc, t.Resource, r.Method, script.Pre)
-	post := e.Attached(hooks[2:2:6], svc, t.Resource, r.Method, script.Post)
-	post = e.Attached(post, svc, t.Resource, r.Method, "")
-	queued := e.Attached(hooks[6:6:8], svc, t.Resource, r.Method, script.Queued)
+	pre, post, queued := e.Fired(hooks[:], svc, t.Resource, r.Method)
 	if len(pre) == 0 && len(post) == 0 && len(queued) == 0 {
 		next.ServeHTTP(w, r)
 		return
@@ -163,6 +158,9 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		next.ServeHTTP(w, r)
 		return
 	}
+	// The post_process and queued scripts see the request as it came,
+	// whatever the backend does to it.
+	script.Resolve(ev)
 	buf := &buffer{w: w, header: http.Header{}, max: s.o.MaxResponse}
 	next.ServeHTTP(buf, r)
 	if buf.passed {
@@ -215,6 +213,7 @@ func (s *stage) enqueue(w http.ResponseWriter, r *http.Request, e *script.Engine
 	if len(queued) == 0 {
 		return
 	}
+	script.Resolve(ev) // nothing of r is read on the queue
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}

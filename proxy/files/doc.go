@@ -48,7 +48,9 @@
 // Differences from DreamFactory: url= uploads (the server fetching a URL)
 // are refused with 400, as they would let any caller with write access
 // make the server call arbitrary addresses; source_container
-// (copying between services) is refused per entry.
+// (copying between services) is refused per entry; extract=true
+// (unpacking an uploaded zip into the folder, with clean=true emptying it
+// first) is refused with 501 before anything is stored.
 //
 // public_path entries (files, or folders and everything below them) are
 // served read-only without credentials at GET /storage/{service}/{path},

@@ -58,6 +58,10 @@ func mediaType(r *http.Request) (string, map[string]string) {
 // by the path itself.
 func (h *Handler) postFolder(w http.ResponseWriter, r *http.Request, t target) error {
 	ctx := r.Context()
+	if boolParam(r, "extract", false) {
+		// Storing the zip as it is would tell the caller it was unpacked.
+		return apierr.NotImplemented("Unpacking an uploaded zip file into the folder (extract=true) is not supported: upload the files themselves, or the zip without extract.")
+	}
 	checkExist := boolParam(r, "check_exist", false)
 	if name := r.Header.Get("X-File-Name"); name != "" {
 		n, err := CleanName(name)

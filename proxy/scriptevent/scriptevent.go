@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
@@ -22,20 +23,11 @@ import (
 )
 
 // RequestEvent builds event.request of r (reading a JSON body, which
-// stays readable).
+// stays readable). Its parameters and headers are [script.Lazy]: built
+// from r when a script first reads them, so a caller that runs a script
+// after changing r's URL or headers resolves the event first
+// ([script.Resolve]).
 func RequestEvent(r *http.Request, t *service.Target) (map[string]any, *apierr.Error) {
-	params := map[string]any{}
-	for k, vs := range r.URL.Query() {
-		if len(vs) == 1 {
-			params[k] = vs[0]
-		} else {
-			a := make([]any, len(vs))
-			for i, v := range vs {
-				a[i] = v
-			}
-			params[k] = a
-		}
-	}
 	var payload any
 	if r.Body != nil && r.Body != http.NoBody && IsJSON(r.Header.Get("Content-Type")) {
 		b, err := io.ReadAll(r.Body)
@@ -51,8 +43,8 @@ func RequestEvent(r *http.Request, t *service.Target) (map[string]any, *apierr.E
 	}
 	return map[string]any{
 		"method":       r.Method,
-		"parameters":   params,
-		"headers":      HeaderMap(r.Header),
+		"parameters":   queryParams{r.URL},
+		"headers":      headerMap{r.Header},
 		"payload":      payload,
 		"content_type": r.Header.Get("Content-Type"),
 		"uri":          r.URL.Path,
@@ -60,6 +52,33 @@ func RequestEvent(r *http.Request, t *service.Target) (map[string]any, *apierr.E
 		"resource":     t.Resource,
 	}, nil
 }
+
+// queryParams is event.request.parameters of a URL, built on first read:
+// a name given once is a string, one given more often an array.
+type queryParams struct{ u *url.URL }
+
+// Value builds the parameters.
+func (q queryParams) Value() any {
+	params := map[string]any{}
+	for k, vs := range q.u.Query() {
+		if len(vs) == 1 {
+			params[k] = vs[0]
+		} else {
+			a := make([]any, len(vs))
+			for i, v := range vs {
+				a[i] = v
+			}
+			params[k] = a
+		}
+	}
+	return params
+}
+
+// headerMap is event.request.headers, built on first read ([HeaderMap]).
+type headerMap struct{ h http.Header }
+
+// Value builds the headers.
+func (h headerMap) Value() any { return HeaderMap(h.h) }
 
 // IsJSON reports whether a Content-Type is JSON (or absent).
 func IsJSON(ct string) bool {
