@@ -19,8 +19,14 @@
 // require, module, collectgarbage, getfenv, setfenv, rawset or
 // getmetatable; no io, os or debug; library tables read-only so one run
 // cannot change what the next sees; global assignments stay in a fresh
-// environment per run. Interpreter states are pooled (a state that failed
-// is discarded). Bounds: a time limit per run (Options.Timeout, default 5
+// environment per run. Interpreter states are pooled (at most 64 idle,
+// kept across garbage collections; a state that failed is discarded), each
+// with its platform.api built once; what belongs to a run (context,
+// platform, event) is reset when it ends. The event and platform are lazy
+// tables converted key by key on first read (pairs, next, rawget and
+// setmetatable see them whole), [Lazy] parts of the event are built only
+// then, and a part never read is not read back, so an empty hook converts
+// nothing. Bounds: a time limit per run (Options.Timeout, default 5
 // s; past it the run fails with "Script error: time limit exceeded"), a
 // call stack of 200 frames (deep recursion fails with "stack overflow"),
 // string.rep capped at 1 MiB. gopher-lua has no instruction counter and no

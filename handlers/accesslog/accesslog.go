@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,14 +38,14 @@ type key struct{}
 
 // SetService names the service the request resolved to.
 func SetService(ctx context.Context, name string) {
-	if rec, ok := ctx.Value(key{}).(*record); ok {
+	if rec, ok := ctx.Value(key{}).(*record); ok && rec != nil {
 		rec.service = name
 	}
 }
 
 // SetUser names the signed-in user (an id, never a credential).
 func SetUser(ctx context.Context, user string) {
-	if rec, ok := ctx.Value(key{}).(*record); ok {
+	if rec, ok := ctx.Value(key{}).(*record); ok && rec != nil {
 		rec.user = user
 	}
 }
@@ -88,7 +89,8 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := now()
-			rw := &writer{ResponseWriter: w, status: http.StatusOK}
+			rw := writers.Get().(*writer)
+			*rw = writer{ResponseWriter: w, status: http.StatusOK}
 			rec := &rw.rec
 			st, fresh := caller.Ensure(r.Context())
 			st.Put(key{}, rec)
@@ -97,6 +99,13 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			}
 			ctx := r.Context()
 			next.ServeHTTP(rw, r)
+			defer func() {
+				// The writer goes back to the pool; a context kept past
+				// the response finds no record to write into.
+				st.Put(key{}, (*record)(nil))
+				*rw = writer{}
+				writers.Put(rw)
+			}()
 			elapsed := now().Sub(start)
 			if rw.status >= 500 && r.Context().Err() != nil {
 				// The client went away and the handler failed because of it.
@@ -174,8 +183,12 @@ func RedactQuery(raw string) string {
 	return q.Encode()
 }
 
+// writers recycles the writers (with their records) of finished requests.
+var writers = sync.Pool{New: func() any { return new(writer) }}
+
 // writer records the status, size and error cause of a response, and
-// holds the request's record (one allocation for both).
+// holds the request's record. Writers are pooled: one serves a single
+// request and goes back once its line is logged.
 type writer struct {
 	http.ResponseWriter
 	rec         record

@@ -270,9 +270,9 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) error {
 			return apierr.BadRequest("%s requests without a resource are not currently supported by the '%s' service.", verb, b.name)
 		}
 		if b.kind == dialects.SQLite {
-			return writeList(w, []string{"_schema", "_table"}, r)
+			return rootSQLite.write(w, r)
 		}
-		return writeList(w, []string{"_schema", "_table", "_proc", "_func"}, r)
+		return rootOther.write(w, r)
 	}
 	switch seg[0] {
 	case "_table":

@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -525,6 +526,43 @@ func writeList(w http.ResponseWriter, names []string, r *http.Request) error {
 		out[i].Name = n
 	}
 	return writeJSON(w, nameList[[]namedResource]{out})
+}
+
+// rootList is the list of a service's root resources, with writeList's
+// answer to a request without a query encoded once.
+type rootList struct {
+	names []string
+	body  []byte
+}
+
+// rootSQLite and rootOther are the root resources of a SQLite service and
+// of the others.
+var (
+	rootSQLite = newRootList("_schema", "_table")
+	rootOther  = newRootList("_schema", "_table", "_proc", "_func")
+)
+
+func newRootList(names ...string) rootList {
+	out := make([]namedResource, len(names))
+	for i, n := range names {
+		out[i].Name = n
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // as apierr.WriteJSON encodes
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(nameList[[]namedResource]{out})
+	return rootList{names: names, body: b.Bytes()}
+}
+
+// write answers r with the list, as writeList does.
+func (l rootList) write(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.RawQuery != "" {
+		return writeList(w, l.names, r)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(l.body)
+	return nil
 }
 
 // nameList is DreamFactory's list envelope, {"resource": …}.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,4 +173,26 @@ func FuzzReadBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSame(t, data)
 	})
+}
+
+// TestRootListMatchesWriteList: the root list encoded once is the answer
+// writeList gives, byte for byte and with the same headers, and a request
+// with a query still goes through writeList.
+func TestRootListMatchesWriteList(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		l    rootList
+	}{{"sqlite", rootSQLite}, {"other", rootOther}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, target := range []string{"/", "/?as_list=true", "/?x=1"} {
+				want, got := httptest.NewRecorder(), httptest.NewRecorder()
+				_ = writeList(want, tc.l.names, httptest.NewRequest(http.MethodGet, target, nil))
+				_ = tc.l.write(got, httptest.NewRequest(http.MethodGet, target, nil))
+				if got.Code != want.Code || got.Body.String() != want.Body.String() ||
+					got.Header().Get("Content-Type") != want.Header().Get("Content-Type") || len(got.Header()) != len(want.Header()) {
+					t.Errorf("%s: got %d %v %q, want %d %v %q", target, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+				}
+			}
+		})
+	}
 }
