@@ -13,6 +13,11 @@ import (
 	"github.com/portcullis-dev/portcullis/dialects"
 )
 
+// StatementCacheCapacity bounds the statements pgx keeps prepared per
+// connection for queries run in its cached mode
+// (pgx.QueryExecModeCacheStatement).
+const StatementCacheCapacity = 256
+
 // Dialect is the PostgreSQL implementation of [dialects.Dialect].
 type Dialect struct{}
 
@@ -35,6 +40,9 @@ func (Dialect) Open(ctx context.Context, cfg dialects.Config) (*bun.DB, error) {
 		return nil, fmt.Errorf("pgsql: %w: %v", dialects.ErrDSN, err)
 	}
 	pc.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	// Statements run in pgx's cached mode (proxy/sqldb's reads by key)
+	// are kept per connection up to this bound, least recently used out.
+	pc.StatementCacheCapacity = StatementCacheCapacity
 	if pc.ConnectTimeout == 0 {
 		pc.ConnectTimeout = 5 * time.Second
 	}

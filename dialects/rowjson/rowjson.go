@@ -114,6 +114,24 @@ func NewPlan(kind dialects.Kind, rows *sql.Rows, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rowjson: column types: %w", err)
 	}
+	cols := make([]ResultColumn, len(types))
+	for i, ct := range types {
+		cols[i] = ResultColumn{Name: ct.Name(), DatabaseType: ct.DatabaseTypeName()}
+	}
+	return NewPlanOf(kind, cols, opts), nil
+}
+
+// ResultColumn is one result column as database/sql describes it: its
+// name and its database type name (sql.ColumnType's Name and
+// DatabaseTypeName).
+type ResultColumn struct {
+	Name, DatabaseType string
+}
+
+// NewPlanOf works out the plan of result columns cols (of a query on an
+// engine of kind) with opts, for a caller that reads the rows itself
+// (see [Rows.Set]).
+func NewPlanOf(kind dialects.Kind, types []ResultColumn, opts Options) *Plan {
 	p := &Plan{kind: kind, cols: make([]column, len(types))}
 	var only map[string]bool
 	if opts.Only != nil {
@@ -124,7 +142,7 @@ func NewPlan(kind dialects.Kind, rows *sql.Rows, opts Options) (*Plan, error) {
 	}
 	seen := make(map[string]bool, len(types))
 	for i, ct := range types {
-		name := strings.ToLower(ct.Name())
+		name := strings.ToLower(ct.Name)
 		col := column{name: name, scale: -1}
 		col.key = append(AppendString(nil, name), ':')
 		col.emit = !seen[name] &&
@@ -134,19 +152,19 @@ func NewPlan(kind dialects.Kind, rows *sql.Rows, opts Options) (*Plan, error) {
 		seen[name] = true
 		var hint *dialects.Column
 		if opts.Table != nil {
-			hint = opts.Table.Column(ct.Name())
+			hint = opts.Table.Column(ct.Name)
 		}
 		switch kind {
 		case dialects.SQLite:
-			sqliteCodec(&col, ct.DatabaseTypeName())
+			sqliteCodec(&col, ct.DatabaseType)
 		case dialects.Postgres:
-			col.codec = pgCodec(ct.DatabaseTypeName())
+			col.codec = pgCodec(ct.DatabaseType)
 		case dialects.MySQL:
-			col.codec = mysqlCodec(ct.DatabaseTypeName(), hint)
+			col.codec = mysqlCodec(ct.DatabaseType, hint)
 		}
 		p.cols[i] = col
 	}
-	return p, nil
+	return p
 }
 
 // Len returns the number of result columns of the plan.
@@ -365,6 +383,12 @@ func (r *Rows) WriteArray(w io.Writer, max int) (n int, err error) {
 func (r *Rows) Value(i int) any {
 	return r.goValue(&r.cols[i], r.cells[i].v)
 }
+
+// Set makes v the value of column i of the current row, for a reader made
+// with [Plan.Reset] on nil rows whose caller reads the rows itself: v must
+// be the value database/sql would have given for it (the driver's
+// driver.Value), so that the row is written as from database/sql.
+func (r *Rows) Set(i int, v any) { r.cells[i].v = v }
 
 // Clear drops what r holds of its last result (the driver's values and
 // the rows), keeping its memory for [Plan.Reset].

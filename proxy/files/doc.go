@@ -48,9 +48,19 @@
 // Differences from DreamFactory: url= uploads (the server fetching a URL)
 // are refused with 400, as they would let any caller with write access
 // make the server call arbitrary addresses; source_container
-// (copying between services) is refused per entry; extract=true
-// (unpacking an uploaded zip into the folder, with clean=true emptying it
-// first) is refused with 501 before anything is stored.
+// (copying between services) is refused per entry.
+//
+// extract=true unpacks an uploaded zip (X-File-Name, a multipart upload,
+// or a body sent to a file's path, which unpacks into that file's folder)
+// instead of storing it, with clean=true emptying the folder first, as
+// DreamFactory does; an upload that is not a zip is stored as usual. The
+// answer names the folder ({"name","path","type":"folder"}; DreamFactory
+// says "file"). Unlike DreamFactory, the whole archive is checked before
+// anything is written or cleaned: an entry path that would leave the
+// folder (zip-slip), an absolute or Windows path, a link, a corrupt entry,
+// more than MaxListEntries entries or more than MaxExtractBytes unpacked
+// (a zip bomb) is a 400, and with check_exist an entry naming an existing
+// file is a 409; nothing is written then.
 //
 // public_path entries (files, or folders and everything below them) are
 // served read-only without credentials at GET /storage/{service}/{path},

@@ -42,8 +42,12 @@ type Handler struct {
 	// MaxInlineBytes caps files carried inside JSON; 0 means
 	// DefaultMaxInlineBytes.
 	MaxInlineBytes int64
-	// MaxListEntries caps listings; 0 means DefaultMaxListEntries.
+	// MaxListEntries caps listings, and the entries of a zip unpacked
+	// with extract=true; 0 means DefaultMaxListEntries.
 	MaxListEntries int
+	// MaxExtractBytes caps what a zip unpacked with extract=true may
+	// hold; 0 means DefaultMaxExtractBytes.
+	MaxExtractBytes int64
 	// Logger receives failures that are not the client's; nil discards.
 	Logger *slog.Logger
 	// PublicPaths are the files and folders served without credentials

@@ -437,27 +437,6 @@ func testMultipart(t *testing.T, f *fixture) {
 	}
 }
 
-// TestExtractRefused: extract=true (DreamFactory unzips the upload into
-// the folder) is not supported; it is refused with 501 and nothing is
-// stored, rather than the zip kept as a file the caller thinks unpacked.
-func TestExtractRefused(t *testing.T) {
-	forEachKind(t, func(t *testing.T, f *fixture) {
-		body, ct := multipartBody(t, map[string]string{"second.txt": "PK\x03\x04"})
-		r := f.do("POST", "/?extract=true&clean=true", body, "Content-Type", ct)
-		if r.status != http.StatusNotImplemented || !strings.Contains(r.message(t), "extract=true") {
-			t.Fatalf("extract = %d %s", r.status, r.body)
-		}
-		if r := f.do("POST", "/?extract=true", strings.NewReader("PK"), "X-File-Name", "raw.zip"); r.status != http.StatusNotImplemented {
-			t.Fatalf("extract with X-File-Name = %d %s", r.status, r.body)
-		}
-		for _, n := range []string{"second.txt", "raw.zip"} {
-			if _, ok := f.read(n); ok {
-				t.Errorf("a refused extract left %s", n)
-			}
-		}
-	})
-}
-
 func TestAbandonedUploadLeavesNothing(t *testing.T) {
 	forEachKind(t, testAbandonedUploadLeavesNothing)
 }

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -58,10 +59,6 @@ func mediaType(r *http.Request) (string, map[string]string) {
 // by the path itself.
 func (h *Handler) postFolder(w http.ResponseWriter, r *http.Request, t target) error {
 	ctx := r.Context()
-	if boolParam(r, "extract", false) {
-		// Storing the zip as it is would tell the caller it was unpacked.
-		return apierr.NotImplemented("Unpacking an uploaded zip file into the folder (extract=true) is not supported: upload the files themselves, or the zip without extract.")
-	}
 	checkExist := boolParam(r, "check_exist", false)
 	if name := r.Header.Get("X-File-Name"); name != "" {
 		n, err := CleanName(name)
@@ -70,6 +67,18 @@ func (h *Handler) postFolder(w http.ResponseWriter, r *http.Request, t target) e
 		}
 		if err := h.requireFolder(ctx, t); err != nil {
 			return err
+		}
+		if boolParam(r, "extract", false) {
+			mt, _ := mediaType(r)
+			body := bufio.NewReader(r.Body)
+			if isZipUpload(n, mt, body) {
+				res, err := h.extractZip(ctx, t.path, body, boolParam(r, "clean", false), checkExist)
+				if err != nil {
+					return err
+				}
+				return apierr.WriteJSON(w, http.StatusCreated, res)
+			}
+			r.Body = io.NopCloser(body)
 		}
 		p := join(t.path, n)
 		if err := h.write(ctx, p, r.Body, checkExist); err != nil {
@@ -348,7 +357,25 @@ func (h *Handler) postFile(w http.ResponseWriter, r *http.Request, t target) err
 	checkExist := boolParam(r, "check_exist", false)
 	mt, params := mediaType(r)
 	if mt != "multipart/form-data" {
-		if err := h.write(ctx, t.path, r.Body, checkExist); err != nil {
+		var body io.Reader = r.Body
+		if boolParam(r, "extract", false) && r.Body != nil {
+			// DreamFactory unpacks a zip sent to a file's path into the
+			// file's folder.
+			br := bufio.NewReader(r.Body)
+			if isZipUpload(base(t.path), mt, br) {
+				dir := parent(t.path)
+				if err := h.requireFolder(ctx, target{path: dir, folder: true}); err != nil {
+					return err
+				}
+				res, err := h.extractZip(ctx, dir, br, boolParam(r, "clean", false), checkExist)
+				if err != nil {
+					return err
+				}
+				return apierr.WriteJSON(w, http.StatusCreated, res)
+			}
+			body = br
+		}
+		if err := h.write(ctx, t.path, body, checkExist); err != nil {
 			return err
 		}
 		return apierr.WriteJSON(w, http.StatusCreated, result{Name: base(t.path), Path: t.path, Type: "file"})
@@ -410,6 +437,7 @@ func (h *Handler) uploadMany(w http.ResponseWriter, r *http.Request, t target, b
 		return err
 	}
 	ctx := r.Context()
+	extract, clean := boolParam(r, "extract", false), boolParam(r, "clean", false)
 	out := []result{}
 	for {
 		part, err := mr.NextPart()
@@ -433,9 +461,25 @@ func (h *Handler) uploadMany(w http.ResponseWriter, r *http.Request, t target, b
 			out = append(out, result{Name: part.FileName(), Type: "file", Error: &entryFailed{Message: "Invalid file name."}})
 			continue
 		}
+		var body io.Reader = part
+		if extract {
+			// A zip is unpacked into the folder; anything else is stored
+			// as it is, from what was peeked onwards.
+			br := bufio.NewReader(part)
+			if isZipUpload(name, part.Header.Get("Content-Type"), br) {
+				res, err := h.extractZip(ctx, t.path, br, clean, checkExist)
+				part.Close()
+				if err != nil {
+					return err
+				}
+				out = append(out, res)
+				continue
+			}
+			body = br
+		}
 		p := join(t.path, name)
 		res := result{Name: name, Path: p, Type: "file"}
-		err = h.write(ctx, p, part, checkExist)
+		err = h.write(ctx, p, body, checkExist)
 		part.Close()
 		if err != nil {
 			e := apierr.As(err)

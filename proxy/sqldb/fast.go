@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 
 	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/rowjson"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
@@ -37,7 +40,16 @@ type shape struct {
 	// page reads a page: every column, ordered by the primary key, LIMIT
 	// and OFFSET parameters.
 	page string
+	// pgByID is byID on PostgreSQL as pgByID runs it (pgfast.go): the
+	// text of pgx's cached statement, tagged with the shape so that a
+	// schema change never meets a statement prepared before it.
+	pgByID string
+	// pgPlan is how pgByID's results are decoded and written.
+	pgPlan atomic.Pointer[pgPlan]
 }
+
+// shapes numbers the shapes built (pgByID's tag).
+var shapes atomic.Uint64
 
 // shapeOf returns the fast reads' SQL of q's table, cached with the schema.
 func (q *tableReq) shapeOf() *shape {
@@ -110,6 +122,9 @@ func (q *tableReq) buildShape() *shape {
 		return sh
 	}
 	sh.byID = string(text)
+	if q.kind == dialects.Postgres {
+		sh.pgByID = sh.byID + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
+	}
 	return sh
 }
 
@@ -149,6 +164,17 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 			return false, nil // written into the text by the general path (a decimal)
 		}
 	}
+	if sh.pgByID != "" {
+		if ok, err := q.pgGetByID(ctx, w, sh, key, id); ok {
+			return true, err
+		}
+	}
+	pb := getBuf()
+	defer putBuf(pb)
+	var wantBuf [64]byte
+	want := appendKey(wantBuf[:0], key...)
+	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
+	defer func() { *pb = m.buf }()
 	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
 	if err != nil {
 		return true, q.b.dbError(err)
@@ -159,16 +185,7 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 		return true, q.b.dbError(err)
 	}
 	defer rr.release()
-	pb := getBuf()
-	defer putBuf(pb)
-	buf := (*pb)[:0]
-	defer func() { *pb = buf }()
-	// The record whose key reads back as the one asked (as findRecord
-	// matches): exactly, else ignoring case.
-	var wantBuf, gotBuf [64]byte
-	want := appendKey(wantBuf[:0], key...)
-	found, exact := -1, false
-	for !exact {
+	for !m.exact {
 		ok, err := rr.Next()
 		if err != nil {
 			return true, q.b.dbError(err)
@@ -176,35 +193,57 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 		if !ok {
 			break
 		}
-		got := gotBuf[:0]
-		for i, at := range sh.keyAt {
-			if i > 0 {
-				got = append(got, 0) // as appendKey separates values
-			}
-			v, plain := rr.rj.Plain(at) // the driver's own value: no copy
-			if !plain {
-				v = rr.Value(at)
-			}
-			got = appendKey(got, v)
-		}
-		switch {
-		case bytes.Equal(got, want):
-			exact = true
-		case found < 0 && bytes.EqualFold(got, want):
-		default:
-			continue
-		}
-		buf = rr.AppendObject(buf[:0])
-		found = len(buf)
+		m.row(rr.rj, want)
 	}
 	if err := rr.Close(); err != nil {
 		return true, q.b.dbError(err)
 	}
-	if found < 0 {
-		return true, apierr.NotFound("Record with identifier '%s' not found.", id)
+	return true, m.write(w, id)
+}
+
+// keyMatch picks, among the rows a read by key returns, the record whose
+// key reads back as the one asked (as findRecord matches): exactly, else
+// ignoring case.
+type keyMatch struct {
+	keyAt []int  // the key columns among the result columns
+	buf   []byte // the JSON of the record picked so far
+	found bool
+	exact bool
+}
+
+// row considers the current row of rj for the key asked, want (appendKey
+// of it).
+func (m *keyMatch) row(rj *rowjson.Rows, want []byte) {
+	var gotBuf [64]byte
+	got := gotBuf[:0]
+	for i, at := range m.keyAt {
+		if i > 0 {
+			got = append(got, 0) // as appendKey separates values
+		}
+		v, plain := rj.Plain(at) // the driver's own value: no copy
+		if !plain {
+			v = rj.Value(at)
+		}
+		got = appendKey(got, v)
 	}
-	buf = append(buf, '\n')
-	return true, writeRaw(w, buf)
+	switch {
+	case bytes.Equal(got, want):
+		m.exact = true
+	case !m.found && bytes.EqualFold(got, want):
+	default:
+		return
+	}
+	m.buf = rj.AppendObject(m.buf[:0])
+	m.found = true
+}
+
+// write answers with the record picked, or that there is none for id.
+func (m *keyMatch) write(w http.ResponseWriter, id string) error {
+	if !m.found {
+		return apierr.NotFound("Record with identifier '%s' not found.", id)
+	}
+	m.buf = append(m.buf, '\n')
+	return writeRaw(w, m.buf)
 }
 
 // bindable reports whether v is a value binds.wrap binds (not one bun

@@ -27,8 +27,12 @@ func TestReadsArePrepared(t *testing.T) {
 			}
 			bodies[target] = body
 		}
-		if n := sqldb.CachedStatements(d.b); n != 2 {
-			t.Errorf("%d prepared statements for two shapes", n)
+		want := 2
+		if cfg.Kind == dialects.Postgres {
+			want = 1 // the read by key is pgx's cached statement (pgfast.go)
+		}
+		if n := sqldb.CachedStatements(d.b); n != want {
+			t.Errorf("%d prepared statements for two shapes, want %d", n, want)
 		}
 		if code, body := d.call(t, nil, http.MethodGet, "_table/customer/999999", nil); code != http.StatusNotFound {
 			t.Errorf("missing record: %d %s", code, body)

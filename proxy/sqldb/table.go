@@ -33,6 +33,9 @@ type tableReq struct {
 	// nest is how deep in a nested related write this request is (0 for
 	// the client's own request).
 	nest int
+	// resolvers holds res and full of a client's request, so that they
+	// come in the request's one allocation.
+	resolvers [2]resolver
 }
 
 // serveTable handles _table, _table/{table} and _table/{table}/{id}.
@@ -72,8 +75,9 @@ func (b *Backend) serveTable(w http.ResponseWriter, r *http.Request, verb string
 				return apierr.NotFound("Table \"%s\" does not exist in the database.", rest[0])
 			}
 		}
-		rs := &[2]resolver{*newResolver(s, t, g), *newResolver(s, t, nil)} // one allocation
-		q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts, res: &rs[0], full: &rs[1]}
+		q := &tableReq{b: b, db: db, kind: b.kind, schema: s, table: t, grant: g, opts: opts,
+			resolvers: [2]resolver{*newResolver(s, t, g), *newResolver(s, t, nil)}}
+		q.res, q.full = &q.resolvers[0], &q.resolvers[1]
 		err = q.dispatch(ctx, w, verb, rest)
 		// A read that met a table or column that is gone runs once more on
 		// the schema read anew (writes do not: part of a batch may have
