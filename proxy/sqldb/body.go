@@ -188,7 +188,7 @@ func (p *rawParser) next() byte {
 }
 
 // key reads a member's key and its colon; ok is false for a key written
-// with escapes.
+// with escapes or invalid UTF-8 (which the decoder would change).
 func (p *rawParser) key() (string, bool) {
 	if p.next() != '"' {
 		return "", false
@@ -199,7 +199,7 @@ func (p *rawParser) key() (string, bool) {
 		return "", false
 	}
 	k := p.s[start : start+end]
-	if strings.IndexByte(k, '\\') >= 0 {
+	if strings.IndexByte(k, '\\') >= 0 || !utf8.ValidString(k) {
 		return "", false
 	}
 	p.i = start + end + 1

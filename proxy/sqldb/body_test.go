@@ -14,7 +14,7 @@ var rawSeeds = []string{
 	`{"resource":[{"a":"\u00e9\ud83d\ude00","b":"q\"uote\\","c":"\/"}]}`,
 	"[{\"bad\":\"\xff\xfe\"}]",
 	`[{"n":-0.5e+10,"m":1E3,"z":0}]`,
-	`[{"a\u0062":1}]`, `[{"a\"b":1}]`,
+	`[{"a\u0062":1}]`, `[{"a\"b":1}]`, "{\"resource\":[{\"\x93\":null}]}",
 	`{"resource":[{"a":{"b":1}}]}`, `{"resource":[{"a":[1]}]}`,
 	`{"resource":[{"a":1}],"fields":"*"}`, `{"fields":"*","resource":[{"a":1}]}`,
 	`{"resource":[{"a":1},{"a":2}]}`, `{"resource":{"a":1}}`, `{"resource":[]}`, `[]`, `{}`,
