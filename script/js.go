@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -612,8 +614,11 @@ func toJS(rt *goja.Runtime, v any, depth int) (goja.Value, error) {
 		}
 		return rt.NewArray(items...), nil
 	case map[string]any:
+		// Keys in sorted order, so that what a script enumerates or
+		// stringifies is the same on every run (a Go map has no order).
 		o := rt.NewObject()
-		for k, e := range x {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e := x[k]
 			jv, err := toJS(rt, e, depth+1)
 			if err != nil {
 				return goja.Null(), err
