@@ -268,25 +268,42 @@ func fetchGitHub(ctx context.Context, b *Backend, tok *oauth2.Token) (person, er
 		Primary  bool   `json:"primary"`
 		Verified bool   `json:"verified"`
 	}
-	err := b.getJSON(ctx, strings.TrimSuffix(userURL, "/")+"/emails", tok, &emails)
-	var se *statusError
-	switch {
-	case errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound):
-		// The token lacks the user:email scope: no e-mail, not a failure.
-		return p, nil
-	case err != nil:
+	found, err := b.getEmails(ctx, userURL, tok, &emails)
+	if err != nil {
 		return person{}, err
 	}
+	if !found {
+		return p, nil
+	}
 	for _, e := range emails {
-		if e.Primary {
-			v := unverifiedEmail
-			if e.Verified {
-				v = verifiedEmail
-			}
-			p = p.withEmail(e.Email, v)
-		}
+		p = p.withPrimary(e.Email, e.Primary, e.Verified)
 	}
 	return p, nil
+}
+
+// getEmails reads the e-mail list at {userURL}/emails into v. found is
+// false, with no error, when the token may not read it (403 or 404: it
+// lacks the e-mail scope), which leaves the user without an e-mail rather
+// than failing the sign-in.
+func (b *Backend) getEmails(ctx context.Context, userURL string, tok *oauth2.Token, v any) (found bool, err error) {
+	err = b.getJSON(ctx, strings.TrimSuffix(userURL, "/")+"/emails", tok, v)
+	var se *statusError
+	if errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// withPrimary takes email when the provider marks it the primary address,
+// as verified or not as the provider says.
+func (p person) withPrimary(email string, primary, verified bool) person {
+	if !primary {
+		return p
+	}
+	if verified {
+		return p.withEmail(email, verifiedEmail)
+	}
+	return p.withEmail(email, unverifiedEmail)
 }
 
 // fetchBitbucket reads GET /2.0/user (uuid, display_name) and GET
@@ -314,23 +331,15 @@ func fetchBitbucket(ctx context.Context, b *Backend, tok *oauth2.Token) (person,
 			Confirmed bool   `json:"is_confirmed"`
 		} `json:"values"`
 	}
-	err := b.getJSON(ctx, strings.TrimSuffix(userURL, "/")+"/emails", tok, &emails)
-	var se *statusError
-	switch {
-	case errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound):
-		// The token lacks the email scope: no e-mail, not a failure.
-		return p, nil
-	case err != nil:
+	found, err := b.getEmails(ctx, userURL, tok, &emails)
+	if err != nil {
 		return person{}, err
 	}
+	if !found {
+		return p, nil
+	}
 	for _, e := range emails.Values {
-		if e.Primary {
-			v := unverifiedEmail
-			if e.Confirmed {
-				v = verifiedEmail
-			}
-			p = p.withEmail(e.Email, v)
-		}
+		p = p.withPrimary(e.Email, e.Primary, e.Confirmed)
 	}
 	return p, nil
 }
