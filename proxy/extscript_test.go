@@ -93,13 +93,7 @@ func TestExternalEventScripts(t *testing.T) {
 				in := proxytest.Start(t, sys, func(c *proxy.Config) { c.ScriptTimeout = 4 * time.Second })
 				c := in.Admin(t)
 				ctx := t.Context()
-				must := func(r *proxytest.Response, want int) *proxytest.Response {
-					t.Helper()
-					if r.Status != want {
-						t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
-					}
-					return r
-				}
+				must := mustStatus(t)
 				for _, tbl := range []string{"todo", "note", "secret"} {
 					must(c.Do(t, "POST", "/api/v2/db/_schema", map[string]any{"resource": []any{map[string]any{"name": tbl,
 						"field": []any{map[string]any{"name": "id", "type": "id"}, map[string]any{"name": "title", "type": "string"}}}}}), 200)

@@ -42,13 +42,7 @@ func TestQueuedScripts(t *testing.T) {
 		c.ScriptQueueSize = 1
 	})
 	c := in.Admin(t)
-	must := func(r *proxytest.Response, want int) *proxytest.Response {
-		t.Helper()
-		if r.Status != want {
-			t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
-		}
-		return r
-	}
+	must := mustStatus(t)
 	must(c.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
 		"name": "hook", "label": "Hook", "type": "rws", "is_active": true, "config": map[string]any{"base_url": up.URL}}}}), 201)
 	must(c.Do(t, "POST", "/api/v2/db/_schema", map[string]any{"resource": []any{map[string]any{"name": "todo",

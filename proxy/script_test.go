@@ -22,13 +22,7 @@ func TestEventScripts(t *testing.T) {
 		in := proxytest.Start(t, sys, func(c *proxy.Config) { c.ScriptTimeout = 300 * time.Millisecond })
 		c := in.Admin(t)
 		ctx := t.Context()
-		must := func(r *proxytest.Response, want int) *proxytest.Response {
-			t.Helper()
-			if r.Status != want {
-				t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
-			}
-			return r
-		}
+		must := mustStatus(t)
 		must(c.Do(t, "POST", "/api/v2/db/_schema", map[string]any{"resource": []any{map[string]any{"name": "todo",
 			"field": []any{map[string]any{"name": "id", "type": "id"}, map[string]any{"name": "title", "type": "string"}}}}}), 200)
 		must(c.Do(t, "POST", "/api/v2/db/_table/todo", map[string]any{"resource": []any{
@@ -132,4 +126,16 @@ func TestEventScripts(t *testing.T) {
 		})
 		_ = http.MethodGet
 	})
+}
+
+// mustStatus returns a check that a response has the status wanted (the
+// test fails at once otherwise) and passes the response on.
+func mustStatus(t *testing.T) func(r *proxytest.Response, want int) *proxytest.Response {
+	return func(r *proxytest.Response, want int) *proxytest.Response {
+		t.Helper()
+		if r.Status != want {
+			t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
+		}
+		return r
+	}
 }

@@ -58,16 +58,7 @@ return ['resource' => $event['resource'], 'x' => $event['request']['parameters']
 func TestScriptedServices(t *testing.T) {
 	in := proxytest.StartSQLite(t)
 	c := in.Admin(t)
-	mustT := func(t *testing.T) func(r *proxytest.Response, want int) *proxytest.Response {
-		return func(r *proxytest.Response, want int) *proxytest.Response {
-			t.Helper()
-			if r.Status != want {
-				t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
-			}
-			return r
-		}
-	}
-	must := mustT(t)
+	must := mustStatus(t)
 	must(c.Do(t, "POST", "/api/v2/db/_schema", map[string]any{"resource": []any{map[string]any{"name": "todo",
 		"field": []any{map[string]any{"name": "id", "type": "id"}, map[string]any{"name": "title", "type": "string"}}}}}), 200)
 	must(c.Do(t, "POST", "/api/v2/db/_table/todo", map[string]any{"resource": []any{
@@ -78,7 +69,7 @@ func TestScriptedServices(t *testing.T) {
 		{"python3", "python3", "PORTCULLIS_TEST_PYTHON"}, {"python", "python3", "PORTCULLIS_TEST_PYTHON"}, {"php", "php", "PORTCULLIS_TEST_PHP"},
 	} {
 		t.Run(tc.typ, func(t *testing.T) {
-			must := mustT(t)
+			must := mustStatus(t)
 			if tc.env != "" {
 				bin := os.Getenv(tc.env)
 				if bin == "" {
@@ -125,7 +116,7 @@ func TestScriptedServices(t *testing.T) {
 	}
 
 	t.Run("inner calls pass RBAC with the script bit and skip limits", func(t *testing.T) {
-		must := mustT(t)
+		must := mustStatus(t)
 		must(c.Do(t, "POST", "/api/v2/system/service", map[string]any{"resource": []any{map[string]any{
 			"name": "fan", "label": "fan", "type": "lua", "is_active": true, "config": map[string]any{"content": `
 local out = {}
@@ -158,7 +149,7 @@ return out`}}}}), 201)
 		must(reader.Do(t, "GET", "/api/v2/db/_table/todo", nil), 403)
 	})
 	t.Run("service_type lists the Script group", func(t *testing.T) {
-		must := mustT(t)
+		must := mustStatus(t)
 		r := must(c.Do(t, "GET", "/api/v2/system/service_type?group=Script", nil), 200)
 		for _, want := range []string{`"lua"`, `"v8js"`, `"nodejs"`, `"python3"`, `"python"`, `"php"`, `"config_schema":[{"name":"content"`} {
 			if !strings.Contains(string(r.Body), want) {
@@ -167,7 +158,7 @@ return out`}}}}), 201)
 		}
 	})
 	t.Run("a script file in DIR/scripts, and a record's content wins", func(t *testing.T) {
-		must := mustT(t)
+		must := mustStatus(t)
 		dir := filepath.Join(in.Config.DataDir, "scripts")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
