@@ -340,7 +340,7 @@ func appendMeta(b []byte, total int64, n, limit, offset int) []byte {
 // flushSize bytes. An error before anything was written is
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
-func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset int, total int64) error {
+func (q *tableReq) stream(w http.ResponseWriter, rr rowSource, limit, offset int, total int64) error {
 	pb := getBuf()
 	defer putBuf(pb)
 	buf := append((*pb)[:0], `{"resource":[`...)
