@@ -103,7 +103,7 @@ type pgRows struct {
 	// (pgtype makes a new one each time it is asked).
 	plans []pgtype.ScanPlan
 	row   rowjson.Row
-	args []any
+	args  []any
 	// Scan targets of the time types, reused row after row.
 	ts   pgtype.Timestamp
 	tstz pgtype.Timestamptz
