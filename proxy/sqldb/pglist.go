@@ -270,8 +270,10 @@ func (q *tableReq) pgList(ctx context.Context, w http.ResponseWriter, text strin
 	if err != nil {
 		return true, q.b.dbError(err)
 	}
-	defer conn.Close()
-	var answered error
+	var (
+		answer streamEnd
+		read   bool
+	)
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -288,14 +290,17 @@ func (q *tableReq) pgList(ctx context.Context, w http.ResponseWriter, text strin
 			return err
 		}
 		r.start(pc.TypeMap(), rows, pgPlanIn(slot, pc.TypeMap(), rows.FieldDescriptions(), visible, hints))
-		answered = q.stream(w, r, o.limit, o.offset, total)
+		answer, read = q.streamRows(w, r, o.limit, o.offset, total), true
 		return nil
 	})
+	conn.Close() // before the last write, as database/sql's rows are
 	switch {
+	case read:
+		return true, answer.finish(w)
 	case errors.Is(err, errNotPGX):
 		return false, nil
 	case err != nil:
 		return true, q.b.dbError(err)
 	}
-	return true, answered
+	return true, nil
 }
