@@ -46,6 +46,9 @@ type shape struct {
 	pgByID string
 	// pgPlan is how pgByID's results are decoded and written.
 	pgPlan atomic.Pointer[pgPlan]
+	// pgPage and pgPagePlan are page's twins of pgByID and pgPlan (pglist.go).
+	pgPage     string
+	pgPagePlan atomic.Pointer[pgPlan]
 }
 
 // shapes numbers the shapes built (pgByID's tag).
@@ -87,6 +90,9 @@ func (q *tableReq) buildShape() *shape {
 			text = append(text, " LIMIT ? OFFSET ?"...)
 		}
 		sh.page = string(text)
+		if q.kind == dialects.Postgres {
+			sh.pgPage = sh.page + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
+		}
 	}
 	// By key.
 	if len(t.PrimaryKey) == 0 {
@@ -268,6 +274,11 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 	sh := q.shapeOf()
 	if sh.page == "" {
 		return false, nil
+	}
+	if sh.pgPage != "" {
+		if ok, err := q.pgList(ctx, w, sh.pgPage, &sh.pgPagePlan, nil, len(q.table.Columns), q.table, -1); ok {
+			return true, err
+		}
 	}
 	rows, cs, err := q.query(ctx, q.db, sh.page, []any{int64(o.limit) + 1, int64(o.offset)})
 	if err != nil {

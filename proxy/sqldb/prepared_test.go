@@ -29,7 +29,7 @@ func TestReadsArePrepared(t *testing.T) {
 		}
 		want := 2
 		if cfg.Kind == dialects.Postgres {
-			want = 1 // the read by key is pgx's cached statement (pgfast.go)
+			want = 0 // reads by key and lists are pgx's cached statements (pgfast.go, pglist.go)
 		}
 		if n := sqldb.CachedStatements(d.b); n != want {
 			t.Errorf("%d prepared statements for two shapes, want %d", n, want)

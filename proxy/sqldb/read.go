@@ -340,11 +340,26 @@ func appendMeta(b []byte, total int64, n, limit, offset int) []byte {
 // flushSize bytes. An error before anything was written is
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
-func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset int, total int64) error {
+func (q *tableReq) stream(w http.ResponseWriter, rr rowSource, limit, offset int, total int64) error {
+	return q.streamRows(w, rr, limit, offset, total).finish(w)
+}
+
+// streamEnd is what streamRows leaves to write once the rows are closed:
+// buf, the end of the answer (in pb, a pooled buffer), or err.
+type streamEnd struct {
+	pb      *[]byte
+	buf     []byte
+	started bool
+	err     error
+}
+
+// streamRows is stream up to its last write, which finish makes, so that
+// a caller holding the rows' connection can release it first.
+func (q *tableReq) streamRows(w http.ResponseWriter, rr rowSource, limit, offset int, total int64) (s streamEnd) {
 	pb := getBuf()
-	defer putBuf(pb)
+	s.pb = pb
 	buf := append((*pb)[:0], `{"resource":[`...)
-	defer func() { *pb = buf }() // keep what it grew to
+	defer func() { *pb = buf; s.buf = buf }() // keep what it grew to
 	started := false
 	defer rr.Close() // released before the last write
 	n := 0
@@ -352,11 +367,12 @@ func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset in
 		ok, err := rr.Next()
 		if err != nil {
 			if !started {
-				return q.b.dbError(err)
+				s.err = q.b.dbError(err)
+				return s
 			}
 			q.b.log.Error("reading rows failed mid-response", "error", err)
-			w.Write(buf)
-			return nil
+			s.started = true
+			return s
 		}
 		if !ok {
 			break
@@ -377,21 +393,36 @@ func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset in
 				started = true
 			}
 			if _, err := w.Write(buf); err != nil {
-				return nil // the client went away
+				buf = buf[:0]
+				s.started = true // the client went away
+				return s
 			}
 			buf = buf[:0]
 		}
 	}
 	if err := rr.Close(); err != nil && !started {
-		return q.b.dbError(err)
+		s.err = q.b.dbError(err)
+		return s
 	}
 	buf = append(buf, ']')
 	buf = appendMeta(buf, total, n, limit, offset)
 	buf = append(buf, "}\n"...)
-	if !started {
-		return writeRaw(w, buf)
+	s.started = started
+	return s
+}
+
+// finish writes what streamRows left and returns its buffer to the pool.
+func (s streamEnd) finish(w http.ResponseWriter) error {
+	defer putBuf(s.pb)
+	switch {
+	case s.err != nil:
+		return s.err
+	case !s.started:
+		return writeRaw(w, s.buf)
 	}
-	w.Write(buf)
+	if len(s.buf) > 0 {
+		w.Write(s.buf)
+	}
 	return nil
 }
 
