@@ -73,9 +73,13 @@ func TestEncodingPassesThrough(t *testing.T) {
 }
 
 // TestConnectionsAreReused pins that concurrent callers share a pool of
-// kept-alive upstream connections: under a load of 16 concurrent clients
-// the upstream never sees more connections than there are clients, so no
-// connection is closed and dialled again between requests.
+// kept-alive upstream connections, so no connection is closed and dialled
+// again between requests: under a load of 16 concurrent clients the
+// upstream sees at most twice as many connections as there are clients.
+// (The transport dials when a request finds no idle connection, and a
+// connection whose answer was just read goes back to the pool a moment
+// later, so a client's next request may dial once while its last
+// connection is on its way back; the pool then holds both.)
 func TestConnectionsAreReused(t *testing.T) {
 	var conns atomic.Int64
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +96,7 @@ func TestConnectionsAreReused(t *testing.T) {
 	front := httptest.NewServer(inPipeline(p, nil))
 	t.Cleanup(front.Close)
 
-	const clients, each = 16, 50
+	const clients, each = 16, 200
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for range clients {
@@ -121,9 +125,9 @@ func TestConnectionsAreReused(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if n := conns.Load(); n > clients {
+	if n := conns.Load(); n > 2*clients {
 		t.Errorf("%d upstream connections for %d requests from %d concurrent clients, want at most %d",
-			n, clients*each, clients, clients)
+			n, clients*each, clients, 2*clients)
 	}
 }
 
