@@ -46,6 +46,9 @@ type shape struct {
 	pgByID string
 	// pgPlan is how pgByID's results are decoded and written.
 	pgPlan atomic.Pointer[pgPlan]
+	// liteByIDPlan and litePagePlan are how byID's and page's results
+	// are written when SQLite runs them on the driver (litefast.go).
+	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
 }
 
 // shapes numbers the shapes built (pgByID's tag).
@@ -175,6 +178,27 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	want := appendKey(wantBuf[:0], key...)
 	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
+	if q.kind == dialects.SQLite {
+		ok, err := q.liteRead(ctx, sh.byID, key, &sh.liteByIDPlan, len(q.table.Columns), func(rr *rowReader) error {
+			for !m.exact {
+				ok, err := rr.Next()
+				if err != nil {
+					return q.b.dbError(err)
+				}
+				if !ok {
+					break
+				}
+				m.row(rr.rj, want)
+			}
+			return q.b.dbError(rr.Close())
+		})
+		if ok {
+			if err != nil {
+				return true, err
+			}
+			return true, m.write(w, id)
+		}
+	}
 	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
 	if err != nil {
 		return true, q.b.dbError(err)
@@ -269,7 +293,24 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 	if sh.page == "" {
 		return false, nil
 	}
-	rows, cs, err := q.query(ctx, q.db, sh.page, []any{int64(o.limit) + 1, int64(o.offset)})
+	args := []any{int64(o.limit) + 1, int64(o.offset)}
+	if q.kind == dialects.SQLite {
+		pb := getBuf()
+		defer putBuf(pb)
+		out := pageOut{buf: append((*pb)[:0], `{"resource":[`...)}
+		defer func() { *pb = out.buf }()
+		ok, err := q.liteRead(ctx, sh.page, args, &sh.litePagePlan, len(q.table.Columns), func(rr *rowReader) error {
+			return q.streamRows(w, rr, &out, o.limit)
+		})
+		if ok {
+			if err != nil {
+				return true, err
+			}
+			// The connection is back in the pool: write the rest.
+			return true, out.finish(w, o.limit, o.offset, -1)
+		}
+	}
+	rows, cs, err := q.query(ctx, q.db, sh.page, args)
 	if err != nil {
 		return true, q.b.dbError(err)
 	}

@@ -343,55 +343,87 @@ func appendMeta(b []byte, total int64, n, limit, offset int) []byte {
 func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset int, total int64) error {
 	pb := getBuf()
 	defer putBuf(pb)
-	buf := append((*pb)[:0], `{"resource":[`...)
-	defer func() { *pb = buf }() // keep what it grew to
-	started := false
-	defer rr.Close() // released before the last write
-	n := 0
+	out := pageOut{buf: append((*pb)[:0], `{"resource":[`...)}
+	defer func() { *pb = out.buf }() // keep what it grew to
+	if err := q.streamRows(w, rr, &out, limit); err != nil {
+		return err
+	}
+	return out.finish(w, limit, offset, total)
+}
+
+// pageOut is a page that stream is writing: what is gathered and not yet
+// written, and how far it got.
+type pageOut struct {
+	buf     []byte
+	n       int  // rows read, limit+1 when there is a next page
+	started bool // the status and a first part are written
+	cut     bool // reading failed after the start: the response ends as it is
+	gone    bool // the client went away
+}
+
+// streamRows reads the rows of rr into out, writing them out as stream
+// says, and closes rr (its database connection is released before the
+// last write, finish).
+func (q *tableReq) streamRows(w http.ResponseWriter, rr *rowReader, out *pageOut, limit int) error {
+	defer rr.Close()
 	for {
 		ok, err := rr.Next()
 		if err != nil {
-			if !started {
+			if !out.started {
 				return q.b.dbError(err)
 			}
 			q.b.log.Error("reading rows failed mid-response", "error", err)
-			w.Write(buf)
+			out.cut = true
 			return nil
 		}
 		if !ok {
 			break
 		}
-		n++
-		if n > limit {
+		out.n++
+		if out.n > limit {
 			// Drain nothing more: the extra row only tells that a next page exists.
 			break
 		}
-		if n > 1 {
-			buf = append(buf, ',')
+		if out.n > 1 {
+			out.buf = append(out.buf, ',')
 		}
-		buf = rr.AppendObject(buf)
-		if started && len(buf) >= flushSize || len(buf) >= holdSize {
-			if !started {
+		out.buf = rr.AppendObject(out.buf)
+		if out.started && len(out.buf) >= flushSize || len(out.buf) >= holdSize {
+			if !out.started {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
-				started = true
+				out.started = true
 			}
-			if _, err := w.Write(buf); err != nil {
-				return nil // the client went away
+			if _, err := w.Write(out.buf); err != nil {
+				out.gone = true
+				return nil
 			}
-			buf = buf[:0]
+			out.buf = out.buf[:0]
 		}
 	}
-	if err := rr.Close(); err != nil && !started {
+	if err := rr.Close(); err != nil && !out.started {
 		return q.b.dbError(err)
 	}
-	buf = append(buf, ']')
-	buf = appendMeta(buf, total, n, limit, offset)
-	buf = append(buf, "}\n"...)
-	if !started {
-		return writeRaw(w, buf)
+	return nil
+}
+
+// finish writes the rest of the page read by streamRows (a page at offset
+// with total records, negative: not counted).
+func (out *pageOut) finish(w http.ResponseWriter, limit, offset int, total int64) error {
+	switch {
+	case out.gone:
+		return nil
+	case out.cut:
+		w.Write(out.buf)
+		return nil
 	}
-	w.Write(buf)
+	out.buf = append(out.buf, ']')
+	out.buf = appendMeta(out.buf, total, out.n, limit, offset)
+	out.buf = append(out.buf, "}\n"...)
+	if !out.started {
+		return writeRaw(w, out.buf)
+	}
+	w.Write(out.buf)
 	return nil
 }
 
