@@ -66,6 +66,15 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 		})
 	})
+	b.Run("memory/7-of-30/into", func(b *testing.B) {
+		var out [8]Outcome
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.EvaluateInto(ctx, benchRequest, out[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("memory/1-of-30", func(b *testing.B) {
 		// Anonymous call to a service without limits: only the instance limit.
 		req := Request{ServiceID: 99, Endpoint: "x", Verb: "GET"}

@@ -136,11 +136,21 @@ type rule struct {
 	overrides map[int64]struct{} // users with a matching specific-user limit (each_user only)
 	keyBase   string             // "<type>:<id>:<period>:"
 	cache     atomic.Pointer[keyCache]
+	// users holds, for an each_user rule, the last key built for each
+	// slot of user ids (uid mod userSlots): a fixed size, however many
+	// users there are; a user whose slot holds another user's key gets a
+	// new string, as without the cache.
+	users *[userSlots]atomic.Pointer[keyCache]
 }
 
-// keyCache is the last full key built for a non-each_user rule.
+// userSlots is the number of user keys an each_user rule keeps.
+const userSlots = 256
+
+// keyCache is the last full key built for a rule (for an each_user rule,
+// for user uid).
 type keyCache struct {
 	epoch, gen uint64
+	uid        int64
 	key        string
 }
 
@@ -184,6 +194,9 @@ func New(limits []Limit, store *Store) (*Engine, error) {
 			r.pat = p
 		}
 		r.keyBase = string(l.Type) + ":" + strconv.FormatInt(l.ID, 10) + ":" + string(l.Period) + ":"
+		if r.ti.eachUser {
+			r.users = new([userSlots]atomic.Pointer[keyCache])
+		}
 		e.byID[l.ID] = r
 		e.rules = append(e.rules, r)
 		e.limits = append(e.limits, l)
@@ -333,7 +346,13 @@ func (r *rule) key(g *generations, uid int64) string {
 		r.cache.Store(&keyCache{epoch: g.epoch, gen: gen, key: k})
 		return k
 	}
-	return r.buildKey(g.epoch, gen, uid)
+	slot := &r.users[uint64(uid)%userSlots]
+	if c := slot.Load(); c != nil && c.uid == uid && c.epoch == g.epoch && c.gen == gen {
+		return c.key
+	}
+	k := r.buildKey(g.epoch, gen, uid)
+	slot.Store(&keyCache{epoch: g.epoch, gen: gen, uid: uid, key: k})
+	return k
 }
 
 // buildKey formats "<type>:<id>:<period>:<epoch>.<gen>" and, for each_user
@@ -371,6 +390,14 @@ func (r *rule) buildKey(epoch, gen uint64, uid int64) string {
 // does not call Evaluate for them. An error means the store could not count
 // (Redis unreachable); the request was then not judged.
 func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
+	return e.EvaluateInto(ctx, req, nil)
+}
+
+// EvaluateInto is Evaluate with Decision.Outcomes in the backing array of
+// outcomes when it has room for them (its length is ignored), so that a
+// caller that keeps the Decision no longer than its own frame can pass an
+// array of its stack and count a request without allocating.
+func (e *Engine) EvaluateInto(ctx context.Context, req Request, outcomes []Outcome) (Decision, error) {
 	var epBuf [128]byte
 	var ruleBuf [16]*rule
 	app := e.collect(ruleBuf[:0], &req, epBuf[:])
@@ -381,7 +408,12 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Allowed: true, Outcomes: make([]Outcome, len(app))}
+	d := Decision{Allowed: true}
+	if cap(outcomes) >= len(app) {
+		d.Outcomes = outcomes[:len(app)]
+	} else {
+		d.Outcomes = make([]Outcome, len(app))
+	}
 	var batch struct {
 		keys           []string
 		periods        []Period

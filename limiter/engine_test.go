@@ -258,6 +258,72 @@ func TestKeys(t *testing.T) {
 	}
 }
 
+// TestUserKeySlots checks the each_user key cache: users that share a
+// slot (ids userSlots apart) and a user seen again after a reset get their
+// own key, the same as a key built afresh.
+func TestUserKeySlots(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Limit{ID: 14, Name: "d", Type: TypeEachUser, Rate: 100, Period: PeriodMonth, Active: true})
+	key := func(uid int64) string {
+		t.Helper()
+		d, err := e.Evaluate(ctx, Request{UserID: uid, Verb: "GET"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Outcomes[0].Key
+	}
+	for _, step := range []struct {
+		uid   int64
+		reset bool
+		want  string
+	}{
+		{5, false, "instance.each_user:14:30-day:0.0:5"},
+		{5, false, "instance.each_user:14:30-day:0.0:5"},
+		{5 + userSlots, false, "instance.each_user:14:30-day:0.0:261"},
+		{5, false, "instance.each_user:14:30-day:0.0:5"},
+		{5, true, "instance.each_user:14:30-day:0.1:5"},
+		{5 + 2*userSlots, false, "instance.each_user:14:30-day:0.1:517"},
+	} {
+		if step.reset {
+			if err := e.ResetLimit(ctx, 14); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := key(step.uid); got != step.want {
+			t.Errorf("user %d: key %q, want %q", step.uid, got, step.want)
+		}
+	}
+}
+
+// TestEvaluateInto checks that EvaluateInto decides as Evaluate does and
+// uses the caller's array when it has room.
+func TestEvaluateInto(t *testing.T) {
+	ctx := context.Background()
+	limits := []Limit{
+		{ID: 1, Name: "a", Type: TypeInstance, Rate: 100, Period: PeriodMinute, Active: true},
+		{ID: 2, Name: "b", Type: TypeEachUser, Rate: 100, Period: PeriodHour, Active: true},
+	}
+	req := Request{UserID: 5, Verb: "GET"}
+	for _, size := range []int{0, 1, 2, 4} {
+		a, b := newEngine(t, limits...), newEngine(t, limits...)
+		want, err := a.Evaluate(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]Outcome, 0, size)
+		got, err := b.EvaluateInto(ctx, req, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("room for %d (-Evaluate +EvaluateInto):\n%s", size, diff)
+		}
+		if inBuf := size >= 2 && &got.Outcomes[0] == &buf[:1][0]; inBuf != (size >= 2) {
+			t.Errorf("room for %d: outcomes in the caller's array = %v", size, inBuf)
+		}
+	}
+}
+
 func TestNoLimitApplies(t *testing.T) {
 	e := newEngine(t, Limit{ID: 1, Name: "a", Type: TypeService, ServiceID: 3, Rate: 1, Period: PeriodMinute, Active: true})
 	for range 3 {

@@ -4,11 +4,12 @@ import (
 	"net/http"
 
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // StoragePath is DreamFactory's storage route: the public_path files of a
 // file service, served without credentials at /storage/{service}/{path}.
-const StoragePath = "/storage/"
+const StoragePath = store.StorageRoute
 
 // publicServer is a backend with files served without credentials (the
 // file services' public_path).

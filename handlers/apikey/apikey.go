@@ -143,12 +143,12 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			id, err := identify(apps, opts.Keyless, r)
+			st, fresh := caller.Ensure(ctx)
+			id, err := identify(st, apps, opts.Keyless, r)
 			if err != nil {
 				apierr.Write(w, err)
 				return
 			}
-			st, fresh := caller.Ensure(ctx)
 			st.SetIdentity(id)
 			if fresh {
 				r = r.WithContext(st)
@@ -158,12 +158,15 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	}, nil
 }
 
-// identify checks the key r carries and returns the caller it names.
-func identify(apps AppLookup, keyless func(*http.Request) bool, r *http.Request) (*caller.Identity, error) {
+// identify checks the key r carries and returns the caller it names,
+// held in the room of st.
+func identify(st *caller.State, apps AppLookup, keyless func(*http.Request) bool, r *http.Request) (*caller.Identity, error) {
 	key := KeyFromRequest(r)
 	if key == "" {
 		if keyless != nil && keyless(r) {
-			return &caller.Identity{Requestor: caller.API}, nil
+			id := st.NewIdentity()
+			id.Requestor = caller.API
+			return id, nil
 		}
 		if HasSessionToken(r) {
 			return nil, apierr.Unauthorized(MsgNoKey)
@@ -180,9 +183,11 @@ func identify(apps AppLookup, keyless func(*http.Request) bool, r *http.Request)
 	if !app.Active {
 		return nil, apierr.Forbidden(MsgAppInactive)
 	}
-	return &caller.Identity{
+	id := st.NewIdentity()
+	*id = caller.Identity{
 		AppID: app.ID, AppName: app.Name,
 		RoleID: app.RoleID, RoleName: app.RoleName,
 		Requestor: caller.API,
-	}, nil
+	}
+	return id, nil
 }

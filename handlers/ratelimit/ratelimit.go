@@ -195,7 +195,10 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d, err := e.Evaluate(ctx, request(r, id))
+		// The outcomes stay in this frame (Rejection copies what it
+		// keeps): room for the usual handful on the stack.
+		var outcomes [8]limiter.Outcome
+		d, err := e.EvaluateInto(ctx, request(r, id), outcomes[:0])
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client is gone; nothing to answer
@@ -212,13 +215,16 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		// One backing array for the three values: two allocations fewer
-		// than three Header.Set calls. The limit and the reset change
-		// with the configuration and once per window: their text is
-		// reused from the request before.
-		vals := []string{s.limitText.format(d.Limit), strconv.FormatInt(d.Remaining, 10), s.resetText.format(d.Reset)}
+		// The values and the remaining count's text are held in the
+		// room of the request's caller.State (allocated without one).
+		// The limit and the reset change with the configuration and
+		// once per window: their text is reused from the request before.
+		st := caller.StateFrom(ctx)
+		var digits [20]byte
 		h := w.Header()
-		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+		h[keyLimit] = st.HeaderValue(s.limitText.format(d.Limit))
+		h[keyRemaining] = st.HeaderValue(st.Text(strconv.AppendInt(digits[:0], d.Remaining, 10)))
+		h[keyReset] = st.HeaderValue(s.resetText.format(d.Reset))
 		if !d.Allowed {
 			if s.rejected != nil {
 				s.rejected.Inc()

@@ -27,16 +27,17 @@ func From(ctx context.Context) string { return caller.RequestID(ctx) }
 func With(ctx context.Context, id string) context.Context { return caller.WithRequestID(ctx, id) }
 
 // New returns the stage. It places the request's [caller.State] (the
-// stages after it fill it in) when the request has none.
+// stages after it fill it in) when the request has none; a new id and the
+// header's value are held in the State's room.
 func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			st, fresh := caller.Ensure(r.Context())
 			id := r.Header.Get(Header)
 			if !opts.TrustClient || !valid(id) {
-				id = newID()
+				id = newID(st)
 			}
-			w.Header()[Header] = []string{id} // Header is in canonical form
-			st, fresh := caller.Ensure(r.Context())
+			w.Header()[Header] = st.HeaderValue(id) // Header is in canonical form
 			st.SetRequestID(id)
 			if fresh {
 				r = r.WithContext(st)
@@ -59,10 +60,11 @@ func valid(id string) bool {
 	return true
 }
 
-func newID() string {
+// newID returns 24 random hex digits, held in st's room.
+func newID(st *caller.State) string {
 	var b [12]byte
 	var out [24]byte
 	_, _ = rand.Read(b[:])
 	hex.Encode(out[:], b[:])
-	return string(out[:])
+	return st.Text(out[:])
 }

@@ -1,6 +1,9 @@
 package caller
 
-import "context"
+import (
+	"context"
+	"unsafe"
+)
 
 // State is one request's context values in a single context: the request
 // id, the caller's [Identity], the [Grant], the role-granted mark, and a
@@ -19,9 +22,17 @@ import "context"
 // through the pipeline: [WithInner]) gets a State of its own, so the inner
 // request's stages never write into the outer request's values.
 //
+// A State also has room for a request's small values, so that the stages
+// that make them need no allocation of their own: two identities
+// ([State.NewIdentity]), a few short texts ([State.Text]) and response
+// header values ([State.HeaderValue]). Its methods work on a nil State
+// (they allocate), so a stage calls them on [StateFrom] of its request's
+// context whether the stack placed a State or not.
+//
 // A State belongs to the goroutine serving its request while the stages
 // run; it is not pooled, so a context kept past the response (an
-// asynchronous script) still reads what the request saw.
+// asynchronous script) still reads what the request saw, and so do the
+// values in its room.
 type State struct {
 	context.Context
 
@@ -36,6 +47,14 @@ type State struct {
 	keys [4]any
 	vals [4]any
 	more []keyVal
+
+	// Room: used slots are never written again.
+	ids   [2]Identity
+	text  [48]byte
+	hdr   [4]string
+	nids  uint8
+	ntext uint8
+	nhdr  uint8
 }
 
 type keyVal struct{ key, val any }
@@ -58,6 +77,51 @@ func Ensure(ctx context.Context) (st *State, fresh bool) {
 		return st, false
 	}
 	return &State{Context: ctx}, true
+}
+
+// StateFrom returns ctx when it is a State (the one the stages fill, see
+// [Ensure]), else nil.
+func StateFrom(ctx context.Context) *State {
+	st, _ := ctx.(*State)
+	return st
+}
+
+// NewIdentity returns a new zero Identity, held in s while s has room for
+// one (two per State), else allocated.
+func (s *State) NewIdentity() *Identity {
+	if s == nil || int(s.nids) == len(s.ids) {
+		return new(Identity)
+	}
+	id := &s.ids[s.nids]
+	s.nids++
+	return id
+}
+
+// Text returns string(b), its bytes held in s while s has room for them
+// (48 bytes per State), else allocated.
+func (s *State) Text(b []byte) string {
+	if s == nil || len(b) == 0 || len(b) > len(s.text)-int(s.ntext) {
+		return string(b)
+	}
+	t := s.text[s.ntext : int(s.ntext)+len(b)]
+	copy(t, b)
+	s.ntext += uint8(len(b))
+	// The bytes of a used slot are never written again: the string is
+	// immutable, as one from string(b) would be.
+	return unsafe.String(&t[0], len(t))
+}
+
+// HeaderValue returns []string{v}, for a response header set straight in
+// the header map, held in s while s has room for it (four per State),
+// else allocated. Its capacity is 1, so an append copies it.
+func (s *State) HeaderValue(v string) []string {
+	if s == nil || int(s.nhdr) == len(s.hdr) {
+		return []string{v}
+	}
+	i := int(s.nhdr)
+	s.nhdr++
+	s.hdr[i] = v
+	return s.hdr[i : i+1 : i+1]
 }
 
 // SetRequestID sets the request id ([RequestID]).

@@ -2,6 +2,7 @@ package caller_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
@@ -96,5 +97,62 @@ func TestStateAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+var stateSink *caller.State
+
+// TestStateRoom checks the room of a State: the values it hands out are
+// distinct and keep their contents while more are taken, it allocates only
+// once its room is used up, and a nil State allocates every value.
+func TestStateRoom(t *testing.T) {
+	st, _ := caller.Ensure(context.Background())
+	if caller.StateFrom(st) != st || caller.StateFrom(context.Background()) != nil {
+		t.Fatal("StateFrom")
+	}
+	var ids []*caller.Identity
+	var texts []string
+	var hdrs [][]string
+	for i := range 2 {
+		id := st.NewIdentity()
+		id.AppID = int64(i + 1)
+		ids = append(ids, id)
+	}
+	texts = append(texts, st.Text([]byte("0123456789abcdef01234567")), st.Text([]byte("123456789")))
+	for _, v := range []string{"a", "b", "c", "d"} {
+		hdrs = append(hdrs, st.HeaderValue(v))
+	}
+	if got := testing.AllocsPerRun(10, func() {
+		st2, _ := caller.Ensure(context.Background())
+		stateSink = st2
+		_ = st2.NewIdentity()
+		_ = st2.NewIdentity()
+		_ = st2.Text([]byte("0123456789abcdef01234567"))
+		_ = st2.Text([]byte("0123456789abcdef01234567"))
+		_ = st2.HeaderValue("a")
+		_ = st2.HeaderValue("b")
+		_ = st2.HeaderValue("c")
+		_ = st2.HeaderValue("d")
+	}); got != 1 {
+		t.Errorf("a State and its room: %v allocations, want 1", got)
+	}
+	// Past the room: new values, still correct.
+	ids = append(ids, st.NewIdentity())
+	texts = append(texts, st.Text([]byte("0123456789abcdef")), st.Text(nil))
+	hdrs = append(hdrs, st.HeaderValue("e"))
+	if ids[0] == ids[1] || ids[1] == ids[2] || ids[0].AppID != 1 || ids[1].AppID != 2 || *ids[2] != (caller.Identity{}) {
+		t.Errorf("identities: %+v", ids)
+	}
+	if want := []string{"0123456789abcdef01234567", "123456789", "0123456789abcdef", ""}; !slices.Equal(texts, want) {
+		t.Errorf("texts %q, want %q", texts, want)
+	}
+	for i, want := range []string{"a", "b", "c", "d", "e"} {
+		if len(hdrs[i]) != 1 || cap(hdrs[i]) != 1 || hdrs[i][0] != want {
+			t.Errorf("header value %d: %q (cap %d), want [%q]", i, hdrs[i], cap(hdrs[i]), want)
+		}
+	}
+	var none *caller.State
+	if id := none.NewIdentity(); id == nil || none.Text([]byte("x")) != "x" || !slices.Equal(none.HeaderValue("y"), []string{"y"}) {
+		t.Error("nil State")
 	}
 }

@@ -20,7 +20,7 @@ func (s *Engine) SignInBasic(ctx context.Context, id *caller.Identity, email, pa
 	if err != nil {
 		return nil, err
 	}
-	return s.callerAs(id, u, "")
+	return s.callerAs(ctx, id, u, "")
 }
 
 // checkPassword returns the active, confirmed user whose credentials these

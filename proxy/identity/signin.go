@@ -126,10 +126,10 @@ func (s *Engine) LandingURL(ctx context.Context) string {
 		return ""
 	}
 	a := snap.App(appID(ctx))
-	if a == nil || !a.IsActive || (a.Type != 1 && a.Type != 2) {
+	if a == nil || !a.IsActive || (a.Type != store.AppTypeStorage && a.Type != store.AppTypeURL) {
 		return ""
 	}
-	return launchURL(snap, a)
+	return snap.LaunchURL(a)
 }
 
 // appID returns the app the caller was keyed with.
@@ -374,40 +374,13 @@ func (s *Engine) apps(u *store.User, acc Access, _ int64) []SessionApp {
 		}
 		out = append(out, SessionApp{
 			ID: a.ID, Name: a.Name, Label: a.Label, Description: a.Description,
-			IsURLExternal: a.Type == 2, LaunchURL: launchURL(snap, a),
+			IsURLExternal: a.Type == store.AppTypeURL, LaunchURL: snap.LaunchURL(a),
 			RequiresFullscreen: a.RequiresFullscreen, AllowFullscreenToggle: a.AllowFullscreenToggle,
 			ToggleLocation: a.ToggleLocation,
 			IsDefault:      u.DefaultAppID != nil && *u.DefaultAppID == a.ID,
 		})
 	}
 	return out
-}
-
-// launchURL is where an app starts (DreamFactory's launch_url, relative to
-// the server): its URL, its path, or its file in a storage service.
-func launchURL(snap *store.Snapshot, a *store.App) string {
-	switch a.Type {
-	case 1:
-		if a.StorageServiceID == nil {
-			return ""
-		}
-		svc := snap.ServiceByID(*a.StorageServiceID)
-		if svc == nil {
-			return ""
-		}
-		parts := []string{"/api/v2", svc.Name}
-		for _, p := range []string{a.StorageContainer, a.Path} {
-			if p = strings.Trim(p, "/"); p != "" {
-				parts = append(parts, p)
-			}
-		}
-		return strings.Join(parts, "/")
-	case 2:
-		return a.URL
-	case 3:
-		return "/" + strings.TrimLeft(a.Path, "/")
-	}
-	return ""
 }
 
 // current returns the session of a request: token, verified, or (for

@@ -271,20 +271,20 @@ func (s *Engine) SignIn(ctx context.Context, id *caller.Identity, token string) 
 	if err != nil {
 		return nil, err
 	}
-	return s.callerAs(id, st.user, c.ID)
+	return s.callerAs(ctx, id, st.user, c.ID)
 }
 
 // callerAs returns a copy of id (nil: an API caller with no app) as user
 // u in session sessionID ("" for a request signed in by itself), with the
 // administrator flag or the role that governs u through id's app. A role
-// that is not active is Forbidden.
-func (s *Engine) callerAs(id *caller.Identity, u *store.User, sessionID string) (*caller.Identity, error) {
-	var nid *caller.Identity
+// that is not active is Forbidden. The copy is held in the room of the
+// request's caller.State when ctx is one.
+func (s *Engine) callerAs(ctx context.Context, id *caller.Identity, u *store.User, sessionID string) (*caller.Identity, error) {
+	nid := caller.StateFrom(ctx).NewIdentity()
 	if id != nil {
-		c := *id
-		nid = &c
+		*nid = *id
 	} else {
-		nid = &caller.Identity{Requestor: caller.API}
+		nid.Requestor = caller.API
 	}
 	nid.UserID, nid.UserEmail, nid.UserName, nid.SessionID = u.ID, u.Email, u.Name, sessionID
 	acc := s.Resolve(u.ID, u.IsSysAdmin, nid.AppID)

@@ -65,7 +65,8 @@
 // # Responses and errors
 //
 // Upstream answers pass through as they are, status and headers included,
-// streamed: event streams and responses of unknown length are flushed as
+// streamed, with their content coding (the proxy neither asks the upstream
+// for gzip on a client's behalf nor unzips): event streams and responses of unknown length are flushed as
 // each chunk arrives. Headers the pipeline set before the backend ran
 // (X-Request-Id, X-RateLimit-*, CORS) win over the upstream's of the same
 // name, and when the pipeline has set CORS headers all of the upstream's
@@ -78,9 +79,11 @@
 // while the body is being streamed aborts the connection, so the client
 // sees a truncated response rather than a complete-looking one.
 //
-// Each service has its own Transport (dial and TLS handshake 10 s, response
-// headers within the service timeout) and its timeout bounds the whole
-// exchange; timeout 0 lifts that bound for long-lived streams.
+// Each service has its own Transport (dial and TLS handshake 10 s, a pool
+// of kept-alive connections) and its timeout bounds the whole exchange;
+// timeout 0 lifts that bound for long-lived streams. A header timeout
+// shorter than that bounds the wait for the response headers alone (504,
+// "did not answer in time").
 //
 // # Upstream allow list
 //

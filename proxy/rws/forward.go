@@ -17,11 +17,10 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// exchange is one request forwarded by [Proxy.forward]: its plan, the
-// outbound request and the 1xx hook, in one allocation.
+// exchange is one request forwarded by [Proxy.forward]: its plan and the
+// 1xx hook, in one allocation.
 type exchange struct {
 	plan
-	out   http.Request
 	trace httptrace.ClientTrace
 	mu    sync.Mutex
 	done  bool // RoundTrip has returned: the 1xx hook leaves w alone
@@ -63,25 +62,28 @@ func needsReverseProxy(w http.ResponseWriter, r *http.Request, ctx context.Conte
 // response as they are. ctx carries the exchange's timeout.
 func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
 	pl := &x.plan
-	out := &x.out
-	out.Method = r.Method
-	out.URL = &pl.url
-	out.Proto, out.ProtoMajor, out.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
-	out.Header = p.outboundHeader(r, pl)
-	out.ContentLength = r.ContentLength
-	out.TransferEncoding = r.TransferEncoding
-	out.Host = pl.host
-	out.Trailer = r.Trailer.Clone()
-	out.RemoteAddr = r.RemoteAddr
+	// Built here and copied once by WithContext, the only way to give a
+	// request its context.
+	req := http.Request{
+		Method: r.Method,
+		URL:    &pl.url,
+		Proto:  r.Proto, ProtoMajor: r.ProtoMajor, ProtoMinor: r.ProtoMinor,
+		Header:           p.outboundHeader(r, pl),
+		ContentLength:    r.ContentLength,
+		TransferEncoding: r.TransferEncoding,
+		Host:             pl.host,
+		Trailer:          r.Trailer.Clone(),
+		RemoteAddr:       r.RemoteAddr,
+	}
 	if r.ContentLength != 0 && r.Body != nil {
 		// The transport closes the body it was given when the exchange
 		// fails; the client's body is the server's to close.
 		body := &clientBody{body: r.Body}
-		out.Body = body
+		req.Body = body
 		defer body.Close()
 	}
 	x.trace.Got1xxResponse = x.got1xx
-	out = out.WithContext(httptrace.WithClientTrace(ctx, &x.trace))
+	out := req.WithContext(httptrace.WithClientTrace(ctx, &x.trace))
 
 	res, err := p.transport.RoundTrip(out)
 	x.mu.Lock()
@@ -166,7 +168,28 @@ func (x *exchange) got1xx(code int, header textproto.MIMEHeader) error {
 // proxy's (see [Proxy.setHeaders]). The values are the client's slices,
 // which neither side modifies.
 func (p *Proxy) outboundHeader(r *http.Request, pl *plan) http.Header {
-	h := make(http.Header, len(r.Header)+6)
+	// Sized for what it will hold (at most: a configured header may
+	// replace the client's), so that it is made once and, up to eight
+	// names, as a single small map.
+	n := 3 + len(pl.set) // X-Forwarded-For, -Host and -Proto
+	if pl.requestID != "" {
+		n++
+	}
+	if pl.prefix != "" {
+		n++
+	}
+	if p.basicAuth != "" {
+		n++
+	}
+	if _, ok := r.Header["User-Agent"]; !ok {
+		n++
+	}
+	for k := range r.Header {
+		if !dropped(k) {
+			n++
+		}
+	}
+	h := make(http.Header, n)
 	for k, vs := range r.Header {
 		if !dropped(k) {
 			h[k] = vs
@@ -214,9 +237,9 @@ func (p *Proxy) setHeaders(in *http.Request, h http.Header, pl *plan) {
 	for _, n := range pl.omit {
 		h.Del(n)
 	}
-	// One backing array for the single values set here; each slice is
+	// The single values set here share the plan's array; each slice is
 	// capped at its length, so appending to one never reaches the next.
-	vals := make([]string, 0, 6)
+	vals := pl.vals[:0]
 	one := func(k, v string) {
 		vals = append(vals, v)
 		n := len(vals)

@@ -70,12 +70,19 @@ func New(cfg Config) (*Proxy, error) {
 	}
 
 	tr := allow.Transport()
-	if cfg.Timeout > 0 {
-		tr.ResponseHeaderTimeout = cfg.Timeout
-	}
-	if cfg.HeaderTimeout > 0 {
+	// The exchange's context carries Timeout from the start, so a header
+	// timer of the same length, which the transport starts later (once
+	// the request is written), would never fire first: the transport gets
+	// one only for a shorter HeaderTimeout.
+	if cfg.HeaderTimeout > 0 && (cfg.Timeout <= 0 || cfg.HeaderTimeout < cfg.Timeout) {
 		tr.ResponseHeaderTimeout = cfg.HeaderTimeout
 	}
+	// The client's Accept-Encoding (or its absence) goes upstream as sent
+	// and the upstream's Content-Encoding comes back as it is, as reverse
+	// proxies do. Left on, the transport would add "Accept-Encoding: gzip"
+	// to every request that has none and unzip the answer, sending the
+	// client a body without its length.
+	tr.DisableCompression = true
 	p.transport = tr
 	if cfg.CacheEnabled {
 		p.cache = newCache(cfg)
@@ -151,6 +158,8 @@ type plan struct {
 	prefix     string // the public path the base URL is exposed at
 	cacheKey   string // "" when the response is not to be cached
 	parentCtx  context.Context
+	// vals backs the single-valued headers setHeaders adds upstream.
+	vals [6]string
 }
 
 // preset reports whether the pipeline set response header k before the
@@ -668,8 +677,12 @@ func (p *Proxy) classify(err error, ctx, parent context.Context) *apierr.Error {
 		return (&apierr.Error{Status: statusClientClosed, Message: "Client closed the request."}).WithCause(err)
 	case errors.As(err, &na):
 		return apierr.BadGateway("Service '%s' points at an address that the upstream allow list does not permit.", name).WithCause(err)
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+	case ctx.Err() != nil && p.cfg.Timeout > 0:
 		return apierr.GatewayTimeout("Service '%s' did not answer within %s.", name, p.cfg.Timeout).WithCause(err)
+	case errors.Is(err, context.DeadlineExceeded):
+		// HeaderTimeout (the transport's timeout errors match
+		// DeadlineExceeded) or the dial timeout.
+		return apierr.GatewayTimeout("Service '%s' did not answer in time.", name).WithCause(err)
 	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
 		return apierr.Unavailable("Service '%s' is unreachable: its host name does not resolve.", name).WithCause(err)
 	case errors.As(err, &netErr) && netErr.Timeout():

@@ -46,6 +46,9 @@ type shape struct {
 	pgByID string
 	// pgPlan is how pgByID's results are decoded and written.
 	pgPlan atomic.Pointer[pgPlan]
+	// pgPage and pgPagePlan are page's twins of pgByID and pgPlan (pglist.go).
+	pgPage     string
+	pgPagePlan atomic.Pointer[pgPlan]
 	// liteByIDPlan and litePagePlan are how byID's and page's results
 	// are written when SQLite runs them on the driver (litefast.go).
 	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
@@ -90,6 +93,9 @@ func (q *tableReq) buildShape() *shape {
 			text = append(text, " LIMIT ? OFFSET ?"...)
 		}
 		sh.page = string(text)
+		if q.kind == dialects.Postgres {
+			sh.pgPage = sh.page + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
+		}
 	}
 	// By key.
 	if len(t.PrimaryKey) == 0 {
@@ -293,21 +299,23 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 	if sh.page == "" {
 		return false, nil
 	}
+	if sh.pgPage != "" {
+		if ok, err := q.pgList(ctx, w, sh.pgPage, &sh.pgPagePlan, nil, len(q.table.Columns), q.table, -1); ok {
+			return true, err
+		}
+	}
 	args := []any{int64(o.limit) + 1, int64(o.offset)}
 	if q.kind == dialects.SQLite {
-		pb := getBuf()
-		defer putBuf(pb)
-		out := pageOut{buf: append((*pb)[:0], `{"resource":[`...)}
-		defer func() { *pb = out.buf }()
+		var end streamEnd
 		ok, err := q.liteRead(ctx, sh.page, args, &sh.litePagePlan, len(q.table.Columns), func(rr *rowReader) error {
-			return q.streamRows(w, rr, &out, o.limit)
+			end = q.streamRows(w, rr, o.limit, o.offset, -1)
+			return nil
 		})
 		if ok {
 			if err != nil {
-				return true, err
+				return true, err // before any row was read
 			}
-			// The connection is back in the pool: write the rest.
-			return true, out.finish(w, o.limit, o.offset, -1)
+			return true, end.finish(w) // the connection is back in the pool
 		}
 	}
 	rows, cs, err := q.query(ctx, q.db, sh.page, args)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -132,7 +133,15 @@ func (q *tableReq) pgRead(ctx context.Context, pc *pgx.Conn, sh *shape, key []an
 // pgPlanFor returns the plan of the results of sh's native read whose
 // columns are fds, worked out once (again if their types change).
 func (sh *shape) pgPlanFor(tm *pgtype.Map, fds []pgconn.FieldDescription, visible int, t *dialects.Table) *pgPlan {
-	if pp := sh.pgPlan.Load(); pp != nil && len(pp.oids) == len(fds) {
+	return pgPlanIn(&sh.pgPlan, tm, fds, visible, t)
+}
+
+// pgPlanIn returns the plan kept in slot when it was made for columns of
+// the types of fds, else makes it (visible columns written, with the
+// types of t) and keeps it there. A slot belongs to one statement text,
+// so only the column types can differ between its results.
+func pgPlanIn(slot *atomic.Pointer[pgPlan], tm *pgtype.Map, fds []pgconn.FieldDescription, visible int, t *dialects.Table) *pgPlan {
+	if pp := slot.Load(); pp != nil && len(pp.oids) == len(fds) {
 		same := true
 		for i := range fds {
 			if fds[i].DataTypeOID != pp.oids[i] {
@@ -151,7 +160,7 @@ func (sh *shape) pgPlanFor(tm *pgtype.Map, fds []pgconn.FieldDescription, visibl
 		cols[i] = rowjson.ResultColumn{Name: fds[i].Name, DatabaseType: pgTypeName(tm, oids[i])}
 	}
 	pp := &pgPlan{oids: oids, p: rowjson.NewPlanOf(dialects.Postgres, cols, rowjson.Options{Table: t, Visible: visible})}
-	sh.pgPlan.Store(pp)
+	slot.Store(pp)
 	return pp
 }
 

@@ -340,90 +340,89 @@ func appendMeta(b []byte, total int64, n, limit, offset int) []byte {
 // flushSize bytes. An error before anything was written is
 // returned (and becomes an error response); after that the response is cut
 // short, so the client sees invalid JSON rather than a silently short list.
-func (q *tableReq) stream(w http.ResponseWriter, rr *rowReader, limit, offset int, total int64) error {
-	pb := getBuf()
-	defer putBuf(pb)
-	out := pageOut{buf: append((*pb)[:0], `{"resource":[`...)}
-	defer func() { *pb = out.buf }() // keep what it grew to
-	if err := q.streamRows(w, rr, &out, limit); err != nil {
-		return err
-	}
-	return out.finish(w, limit, offset, total)
+func (q *tableReq) stream(w http.ResponseWriter, rr rowSource, limit, offset int, total int64) error {
+	return q.streamRows(w, rr, limit, offset, total).finish(w)
 }
 
-// pageOut is a page that stream is writing: what is gathered and not yet
-// written, and how far it got.
-type pageOut struct {
+// streamEnd is what streamRows leaves to write once the rows are closed:
+// buf, the end of the answer (in pb, a pooled buffer), or err.
+type streamEnd struct {
+	pb      *[]byte
 	buf     []byte
-	n       int  // rows read, limit+1 when there is a next page
-	started bool // the status and a first part are written
-	cut     bool // reading failed after the start: the response ends as it is
-	gone    bool // the client went away
+	started bool
+	err     error
 }
 
-// streamRows reads the rows of rr into out, writing them out as stream
-// says, and closes rr (its database connection is released before the
-// last write, finish).
-func (q *tableReq) streamRows(w http.ResponseWriter, rr *rowReader, out *pageOut, limit int) error {
-	defer rr.Close()
+// streamRows is stream up to its last write, which finish makes, so that
+// a caller holding the rows' connection can release it first.
+func (q *tableReq) streamRows(w http.ResponseWriter, rr rowSource, limit, offset int, total int64) (s streamEnd) {
+	pb := getBuf()
+	s.pb = pb
+	buf := append((*pb)[:0], `{"resource":[`...)
+	defer func() { *pb = buf; s.buf = buf }() // keep what it grew to
+	started := false
+	defer rr.Close() // released before the last write
+	n := 0
 	for {
 		ok, err := rr.Next()
 		if err != nil {
-			if !out.started {
-				return q.b.dbError(err)
+			if !started {
+				s.err = q.b.dbError(err)
+				return s
 			}
 			q.b.log.Error("reading rows failed mid-response", "error", err)
-			out.cut = true
-			return nil
+			s.started = true
+			return s
 		}
 		if !ok {
 			break
 		}
-		out.n++
-		if out.n > limit {
+		n++
+		if n > limit {
 			// Drain nothing more: the extra row only tells that a next page exists.
 			break
 		}
-		if out.n > 1 {
-			out.buf = append(out.buf, ',')
+		if n > 1 {
+			buf = append(buf, ',')
 		}
-		out.buf = rr.AppendObject(out.buf)
-		if out.started && len(out.buf) >= flushSize || len(out.buf) >= holdSize {
-			if !out.started {
+		buf = rr.AppendObject(buf)
+		if started && len(buf) >= flushSize || len(buf) >= holdSize {
+			if !started {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
-				out.started = true
+				started = true
 			}
-			if _, err := w.Write(out.buf); err != nil {
-				out.gone = true
-				return nil
+			if _, err := w.Write(buf); err != nil {
+				buf = buf[:0]
+				s.started = true // the client went away
+				return s
 			}
-			out.buf = out.buf[:0]
+			buf = buf[:0]
 		}
 	}
-	if err := rr.Close(); err != nil && !out.started {
-		return q.b.dbError(err)
+	if err := rr.Close(); err != nil && !started {
+		s.err = q.b.dbError(err)
+		return s
 	}
-	return nil
+	buf = append(buf, ']')
+	buf = appendMeta(buf, total, n, limit, offset)
+	buf = append(buf, "}\n"...)
+	s.started = started
+	return s
 }
 
-// finish writes the rest of the page read by streamRows (a page at offset
-// with total records, negative: not counted).
-func (out *pageOut) finish(w http.ResponseWriter, limit, offset int, total int64) error {
+// finish writes what streamRows left and returns its buffer to the pool.
+func (s streamEnd) finish(w http.ResponseWriter) error {
+	defer putBuf(s.pb)
 	switch {
-	case out.gone:
-		return nil
-	case out.cut:
-		w.Write(out.buf)
-		return nil
+	case s.err != nil:
+		return s.err
+	case !s.started:
+		return writeRaw(w, s.buf)
 	}
-	out.buf = append(out.buf, ']')
-	out.buf = appendMeta(out.buf, total, out.n, limit, offset)
-	out.buf = append(out.buf, "}\n"...)
-	if !out.started {
-		return writeRaw(w, out.buf)
+	if len(s.buf) > 0 {
+		w.Write(s.buf)
 	}
-	w.Write(out.buf)
 	return nil
 }
 

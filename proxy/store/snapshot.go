@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -152,4 +153,51 @@ func (s *Snapshot) EventScript(name string) *EventScript {
 		return s.EventScripts[i]
 	}
 	return nil
+}
+
+// App types (DreamFactory's AppTypes): where an app's files live.
+const (
+	AppTypeNone    = 0 // no files: an API client only
+	AppTypeStorage = 1 // files in a storage service's folder
+	AppTypeURL     = 2 // an external URL
+	AppTypePath    = 3 // a path on this server
+	AppTypeGit     = 4 // a Git repository (no launch URL)
+)
+
+// StorageRoute is where a file service's public paths are served without
+// credentials: /storage/{service}/{path} (DreamFactory's storage route).
+const StorageRoute = "/storage/"
+
+// LaunchURL is where app a starts (DreamFactory's launch_url, relative to
+// this server unless the app is an external URL): a storage app's folder
+// under StorageRoute (its service, container and path, so a browser opens
+// it without a key when the folder is one of the service's public paths),
+// a URL app's URL, a path app's path. It is "" for an app with nothing to
+// launch or whose storage service is gone (or not yet loaded: s may be
+// nil).
+func (s *Snapshot) LaunchURL(a *App) string {
+	switch a.Type {
+	case AppTypeStorage:
+		if s == nil || a.StorageServiceID == nil {
+			return ""
+		}
+		svc := s.ServiceByID(*a.StorageServiceID)
+		if svc == nil {
+			return ""
+		}
+		u := StorageRoute + svc.Name
+		for _, p := range []string{a.StorageContainer, a.Path} {
+			if p = strings.Trim(p, "/"); p != "" {
+				u += "/" + p
+			}
+		}
+		return u
+	case AppTypeURL:
+		return a.URL
+	case AppTypePath:
+		if p := strings.TrimLeft(a.Path, "/"); p != "" {
+			return "/" + p
+		}
+	}
+	return ""
 }

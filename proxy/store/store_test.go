@@ -152,3 +152,32 @@ func TestPasswordHashing(t *testing.T) {
 		t.Fatal("7-character password accepted")
 	}
 }
+
+// TestLaunchURL: each app type's launch_url, one rule for the system API,
+// the session's app list and the single sign-on redirect.
+func TestLaunchURL(t *testing.T) {
+	files, gone := int64(7), int64(99)
+	snap := store.NewSnapshot([]*store.Service{{ID: files, Name: "files"}}, nil, nil)
+	for _, c := range []struct {
+		name string
+		app  store.App
+		want string
+	}{
+		{"none", store.App{Type: store.AppTypeNone, Path: "x"}, ""},
+		{"storage", store.App{Type: store.AppTypeStorage, StorageServiceID: &files, StorageContainer: "/applications/", Path: "/todo/index.html"}, "/storage/files/applications/todo/index.html"},
+		{"storage without container", store.App{Type: store.AppTypeStorage, StorageServiceID: &files, Path: "index.html"}, "/storage/files/index.html"},
+		{"storage without service", store.App{Type: store.AppTypeStorage, Path: "index.html"}, ""},
+		{"storage of a deleted service", store.App{Type: store.AppTypeStorage, StorageServiceID: &gone, Path: "index.html"}, ""},
+		{"url", store.App{Type: store.AppTypeURL, URL: "https://example.com/app"}, "https://example.com/app"},
+		{"path", store.App{Type: store.AppTypePath, Path: "dreamfactory/dist/index.html"}, "/dreamfactory/dist/index.html"},
+		{"empty path", store.App{Type: store.AppTypePath}, ""},
+		{"git", store.App{Type: store.AppTypeGit, URL: "https://example.com/repo.git"}, ""},
+	} {
+		if got := snap.LaunchURL(&c.app); got != c.want {
+			t.Errorf("%s: LaunchURL = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := (*store.Snapshot)(nil).LaunchURL(&store.App{Type: store.AppTypeStorage, StorageServiceID: &files}); got != "" {
+		t.Errorf("nil snapshot: LaunchURL = %q, want \"\"", got)
+	}
+}

@@ -196,7 +196,7 @@ func (b *Backend) environmentApps(r *http.Request, id *caller.Identity, snap *st
 		}
 		out = append(out, object{
 			{"id", a.ID}, {"name", a.Name}, {"label", a.Label}, {"description", a.Description},
-			{"type", a.Type}, {"launch_url", launchURL(a)},
+			{"type", a.Type}, {"launch_url", snap.LaunchURL(a)},
 			{"requires_fullscreen", a.RequiresFullscreen}, {"allow_fullscreen_toggle", a.AllowFullscreenToggle},
 			{"toggle_location", a.ToggleLocation}, {"is_default", a.ID == defaultApp},
 		})
@@ -236,7 +236,7 @@ func constants() []member {
 	return []member{
 		{"verb_mask", verbs},
 		{"requestor_mask", object{{"API", requestorAPI}, {"SCRIPT", requestorScript}}},
-		{"app_type", object{{"NONE", appTypeNone}, {"STORAGE_SERVICE", appTypeStorage}, {"URL", appTypeURL}, {"PATH", appTypePath}, {"GIT", appTypeGit}}},
+		{"app_type", object{{"NONE", store.AppTypeNone}, {"STORAGE_SERVICE", store.AppTypeStorage}, {"URL", store.AppTypeURL}, {"PATH", store.AppTypePath}, {"GIT", store.AppTypeGit}}},
 		{"limit_type", limitTypes},
 		{"limit_period", periods},
 		{"filter_operator", filterOperators},

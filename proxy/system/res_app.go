@@ -9,15 +9,6 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
-// App types (DreamFactory's AppTypes).
-const (
-	appTypeNone    = 0
-	appTypeStorage = 1
-	appTypeURL     = 2
-	appTypePath    = 3
-	appTypeGit     = 4
-)
-
 func (b *Backend) appTable() *table[store.App] {
 	return &table[store.App]{
 		name: "app",
@@ -38,7 +29,9 @@ func (b *Backend) appTable() *table[store.App] {
 			col("allow_fullscreen_toggle", filter.KindBoolean, readWrite),
 			col("toggle_location", filter.KindString, readWrite),
 			col("role_id", filter.KindInteger, readWrite),
-			computed("launch_url", func(rec reflect.Value) any { return launchURL(rec.Addr().Interface().(*store.App)) }),
+			computed("launch_url", func(rec reflect.Value) any {
+				return b.deps.Registry.Snapshot().LaunchURL(rec.Addr().Interface().(*store.App))
+			}),
 		}, auditFields()...),
 		relations: []*relation{
 			{name: "role_by_role_id", target: b.model("role"), fk: "role_id"},
@@ -54,28 +47,6 @@ func (b *Backend) appTable() *table[store.App] {
 		// The spec returns an app's api_key on create as well as in lists.
 		created: func(a *store.App) object { return object{{"api_key", a.APIKey}} },
 	}
-}
-
-// launchURL is where an app is opened, by its type.
-func launchURL(a *store.App) string {
-	switch a.Type {
-	case appTypeURL:
-		return a.URL
-	case appTypePath:
-		if a.Path == "" {
-			return ""
-		}
-		return "/" + strings.TrimPrefix(a.Path, "/")
-	case appTypeStorage:
-		parts := []string{}
-		for _, s := range []string{a.StorageContainer, a.Path} {
-			if s = strings.Trim(s, "/"); s != "" {
-				parts = append(parts, s)
-			}
-		}
-		return strings.Join(parts, "/")
-	}
-	return ""
 }
 
 func validateApp(c *check, a, old *store.App, p *problems) error {
@@ -94,10 +65,10 @@ func validateApp(c *check, a, old *store.App, p *problems) error {
 	default:
 		p.add("toggle_location", "toggle_location must be top, bottom, left or right")
 	}
-	if a.Type < appTypeNone || a.Type > appTypeGit {
+	if a.Type < store.AppTypeNone || a.Type > store.AppTypeGit {
 		p.add("type", "type must be 0 (no storage), 1 (storage service), 2 (URL), 3 (path) or 4 (git)")
 	}
-	if a.Type == appTypeURL && strings.TrimSpace(a.URL) == "" {
+	if a.Type == store.AppTypeURL && strings.TrimSpace(a.URL) == "" {
 		p.add("url", "an app of type 2 (URL) needs a url")
 	}
 	keyGiven := c.in.has("api_key") && !c.in.isNull("api_key")
