@@ -543,7 +543,7 @@ func TestCollectMatchesScan(t *testing.T) {
 		for range 20 {
 			req := Request{UserID: pick(5) - 1, RoleID: pick(4) - 1, ServiceID: pick(4) - 1,
 				Endpoint: []string{"_table/contact", "_table/contact/17", "_table/account", "_proc/x", ""}[rng.IntN(5)],
-				Verb: []string{"GET", "POST", "get"}[rng.IntN(3)]}
+				Verb:     []string{"GET", "POST", "get"}[rng.IntN(3)]}
 			var epBuf [128]byte
 			ep := appendBucket(epBuf[:0], req.Endpoint)
 			var want []int64
