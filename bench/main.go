@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	engines := fs.String("engines", "", "comma-separated engines (sqlite,pgsql,mysql); default: sqlite and every engine whose DSN variable is set")
 	scen := fs.String("scenarios", "", "comma-separated scenarios ("+strings.Join(scenarioNames(), ",")+"); default: all")
 	fs.StringVar(&o.jsonFile, "json", "", "write the results as JSON to this file")
-	fs.StringVar(&o.set.profileDir, "profile", "", "write CPU and allocation profiles of Portcullis's max-rate runs to this folder")
+	fs.StringVar(&o.set.profileDir, "profile", "", "write CPU and allocation profiles of the max-rate runs to this folder (the baseline's named …-baseline)")
 	fs.BoolVar(&o.accessLog, "accesslog", false, "keep Portcullis's access log on (written to a discarding JSON handler)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -189,7 +189,10 @@ func (r *runner) measure(ctx context.Context, s *side, d time.Duration, profName
 	}
 	rssOK := resetPeakRSS()
 	var stopProfile func()
-	if r.set.profileDir != "" && s.name == "portcullis" {
+	if r.set.profileDir != "" {
+		if s.name != "portcullis" {
+			profName += "-" + s.name
+		}
 		var err error
 		if stopProfile, err = startProfile(r.set.profileDir, profName); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -124,14 +125,16 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 		router.Handle(m, "/api/v2", list)
 		router.Handle(m, "/api/v2/", list)
 	}
-	route := s.resolve(dispatch)
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodHead, http.MethodOptions} {
+	resolve := s.resolve(dispatch)
+	route := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		resolve(w, r, ps.ByName("service"), ps.ByName("resource"))
+	}
+	for _, m := range serviceMethods {
 		router.Handle(m, "/api/v2/:service", route)
 		router.Handle(m, "/api/v2/:service/*resource", route)
 	}
 
-	api = handlers.Chain(recover, reqID, access, tap, corsStage, guards.Stage, s.limitBody, tunnelVerb)(router)
+	api = handlers.Chain(placeState, recover, reqID, access, tap, corsStage, guards.Stage, s.limitBody, tunnelVerb)(serviceRoutes(router, resolve))
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealth)
@@ -144,15 +147,102 @@ func (s *Server) pipeline() (api http.Handler, root http.Handler, err error) {
 	return api, mux, nil
 }
 
+// serviceMethods are the methods routed to a service.
+var serviceMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodHead, http.MethodOptions}
+
+// serviceRoutes serves the requests the router would send to
+// /api/v2/:service and /api/v2/:service/*resource straight to resolve,
+// with the parameters the router would give (the resource with its
+// leading slash), and every other request through the router: the
+// router's parameter slice is an allocation per request.
+// TestServiceRoutesMatchRouter checks that both take the same requests
+// with the same parameters.
+func serviceRoutes(router *httprouter.Router, resolve serviceHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, resource, ok := servicePath(r.Method, r.URL.Path); ok {
+			resolve(w, r, name, resource)
+			return
+		}
+		router.ServeHTTP(w, r)
+	})
+}
+
+// servicePath splits /api/v2/{service}[/{resource}] for a method of
+// serviceMethods; ok is false for any other request, and for an empty
+// service name (left to the router).
+func servicePath(method, path string) (name, resource string, ok bool) {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodHead, http.MethodOptions:
+	default:
+		return "", "", false
+	}
+	rest, ok := strings.CutPrefix(path, "/api/v2/")
+	if !ok {
+		return "", "", false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		name, resource = rest[:i], rest[i:]
+	} else {
+		name = rest
+	}
+	return name, resource, name != ""
+}
+
+// serviceHandler serves a request to a service, given the name and the
+// resource path as the router gives them.
+type serviceHandler func(w http.ResponseWriter, r *http.Request, name, resource string)
+
+// requestRoom is a request's caller.State with room for the values the
+// proxy keeps per request, so that they come with the State's one
+// allocation.
+type requestRoom struct {
+	st     caller.State
+	target service.Target
+}
+
+type requestRoomKey struct{}
+
+// placeState puts a caller.State in the request's context before the
+// stages that fill it (the request-id stage and those after it then find
+// it there), with room for the proxy's own values (roomOf).
+func placeState(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if caller.StateFrom(r.Context()) == nil {
+			m := &requestRoom{}
+			m.st.Context = r.Context()
+			m.st.Put(requestRoomKey{}, m)
+			r = r.WithContext(&m.st)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// roomOf returns the requestRoom of the request whose context is ctx,
+// or nil: only when ctx is the room's own State (a context derived from
+// it, such as an inner call's, sees the outer request's room and gets
+// none).
+func roomOf(ctx context.Context) *requestRoom {
+	st := caller.StateFrom(ctx)
+	if st == nil {
+		return nil
+	}
+	m, _ := st.Value(requestRoomKey{}).(*requestRoom)
+	if m == nil || &m.st != st {
+		return nil
+	}
+	return m
+}
+
 // resolve finds the target service (404 when unknown; names match
 // case-sensitively) and puts the Target in the context for the stages.
-func (s *Server) resolve(next http.Handler) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		name := ps.ByName("service")
+func (s *Server) resolve(next http.Handler) serviceHandler {
+	return func(w http.ResponseWriter, r *http.Request, name, resource string) {
 		st := s.state.Load()
 		e, ok := st.entries[name]
 		if !ok {
-			apierr.Write(w, unknownService(name, ps.ByName("resource")))
+			apierr.Write(w, unknownService(name, resource))
 			return
 		}
 		ctx := r.Context()
@@ -162,7 +252,13 @@ func (s *Server) resolve(next http.Handler) httprouter.Handle {
 			return
 		}
 		defer s.slots.Release(name)
-		t := &service.Target{Service: e.svc, Resource: strings.Trim(ps.ByName("resource"), "/"), Verb: r.Method}
+		var t *service.Target
+		if m := roomOf(ctx); m != nil && m.target.Service == nil {
+			t = &m.target // the room's first target (a request served twice gets a new one)
+		} else {
+			t = new(service.Target)
+		}
+		*t = service.Target{Service: e.svc, Resource: strings.Trim(resource, "/"), Verb: r.Method}
 		rs, fresh := caller.Ensure(ctx)
 		service.PutTarget(rs, t)
 		if fresh {

@@ -147,3 +147,40 @@ func appendCell(dst []byte, c *column, v *typedCell) []byte {
 	}
 	return rows.appendValue(dst, c, v.v)
 }
+
+// Plain returns column i as [Rows.Plain] does for the same value: the
+// value set with Set when it is an int64 or a string of a column written
+// by its Go type; ok is false otherwise (typed values included).
+func (r *Row) Plain(i int) (v any, ok bool) {
+	c := &r.cells[i]
+	if c.kind != kAny || r.cols[i].codec != cAuto {
+		return nil, false
+	}
+	switch v := c.v.(type) {
+	case int64, string:
+		return v, true
+	}
+	return nil, false
+}
+
+// Value returns column i as [Rows.Value] returns the same value.
+func (r *Row) Value(i int) any {
+	var rows *Rows // goValue reads nothing of its receiver
+	c := &r.cells[i]
+	var v any
+	switch c.kind {
+	case kAny:
+		v = c.v
+	case kInt:
+		v = c.i
+	case kFloat:
+		v = c.f
+	case kBool:
+		v = c.i != 0
+	case kText:
+		v = string(c.b)
+	case kTime:
+		v = c.t
+	}
+	return rows.goValue(&r.cols[i], v)
+}

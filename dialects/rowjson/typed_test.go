@@ -1,6 +1,7 @@
 package rowjson
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -63,6 +64,14 @@ func TestRowMatchesRows(t *testing.T) {
 			want := rows.appendValue(nil, &cols[i], v.v)
 			if string(got) != string(want) {
 				t.Errorf("%#v under codec %d (scale %d, bin %v): Row writes %s, Rows %s", v.v, cols[i].codec, cols[i].scale, cols[i].bin, got, want)
+			}
+			if got, want := fmt.Sprintf("%#v", row.Value(i)), fmt.Sprintf("%#v", rows.Value(i)); got != want {
+				t.Errorf("%#v under codec %d: Row.Value %s, Rows.Value %s", v.v, cols[i].codec, got, want)
+			}
+			gp, gok := row.Plain(i)
+			wp, wok := rows.Plain(i)
+			if gok && (!wok || fmt.Sprintf("%#v", gp) != fmt.Sprintf("%#v", wp)) {
+				t.Errorf("%#v under codec %d: Row.Plain %#v %v, Rows.Plain %#v %v", v.v, cols[i].codec, gp, gok, wp, wok)
 			}
 		}
 		if got, want := row.AppendObject(nil), rows.AppendObject(nil); string(got) != string(want) {

@@ -88,7 +88,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			origin := r.Header.Get("Origin")
+			var origin string
+			if vs := r.Header["Origin"]; len(vs) > 0 { // Header.Get without canonicalizing
+				origin = vs[0]
+			}
 			if origin == "" {
 				next.ServeHTTP(w, r)
 				return

@@ -33,7 +33,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st, fresh := caller.Ensure(r.Context())
-			id := r.Header.Get(Header)
+			var id string
+			if vs := r.Header[Header]; len(vs) > 0 { // Header.Get without canonicalizing
+				id = vs[0]
+			}
 			if !opts.TrustClient || !valid(id) {
 				id = newID(st)
 			}

@@ -12,6 +12,11 @@ const (
 	QuerySessionToken    = "session_token"
 )
 
+// tokenHeaders are HeaderSessionToken and HeaderDFSessionToken in
+// canonical form, read straight from the header map (Header.Get would
+// canonicalize them on every request).
+var tokenHeaders = [...]string{http.CanonicalHeaderKey(HeaderSessionToken), http.CanonicalHeaderKey(HeaderDFSessionToken)}
+
 // SessionToken returns the session token r carries: header
 // X-Platform-Session-Token, X-DreamFactory-Session-Token, Authorization:
 // Bearer, or query parameter session_token, first found wins; "" when none.
@@ -19,9 +24,11 @@ const (
 // stage and the backends that serve the session resources read tokens the
 // same way through it.
 func SessionToken(r *http.Request) string {
-	for _, h := range []string{HeaderSessionToken, HeaderDFSessionToken} {
-		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
-			return v
+	for _, h := range tokenHeaders {
+		if vs := r.Header[h]; len(vs) > 0 {
+			if v := strings.TrimSpace(vs[0]); v != "" {
+				return v
+			}
 		}
 	}
 	if v := r.Header.Get("Authorization"); v != "" {

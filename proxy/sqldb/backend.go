@@ -48,6 +48,9 @@ type Backend struct {
 
 	// stmts are the prepared read statements of the pool (prepared.go).
 	stmts atomic.Pointer[stmtCache]
+	// lite keeps, per SQLite driver connection, the statements of the
+	// fast reads run on the driver (litefast.go): driver conn → *liteConn.
+	lite sync.Map
 
 	// sync keeps the schema in step across instances (epoch.go) and
 	// caches the stored routines (proc.go).
@@ -97,6 +100,7 @@ func (b *Backend) Close() error {
 	if b.db == nil {
 		return nil
 	}
+	b.closeLite(b.db.DB)
 	err := b.db.Close()
 	b.db = nil
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -39,6 +40,9 @@ type insertShape struct {
 	// columns when returning is set.
 	text      string
 	returning bool
+	// pgText is text on PostgreSQL as pgInsert runs it, tagged with this
+	// shape (as shape's pgByID is), when the shape is kept.
+	pgText string
 	// keyCols are the table's key columns (nil when it has no primary
 	// key), keyAt the index of each among the values (-1: not written).
 	keyCols []*dialects.Column
@@ -59,6 +63,9 @@ func (q *tableReq) insertShapeOf(mask uint64) *insertShape {
 	}
 	sh := q.buildInsertShape(mask)
 	if c != nil && c.insertN.Add(1) <= maxInsertShapes {
+		if q.kind == dialects.Postgres {
+			sh.pgText = sh.text + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
+		}
 		c.inserts.Store(key, sh)
 	}
 	return sh
@@ -187,13 +194,25 @@ func (q *tableReq) createRaw(ctx context.Context, w http.ResponseWriter) (ok boo
 			key[i] = keyVals[i]
 		}
 	}
-	st, cs, err := q.stmtFor(ctx, q.db, sh.text)
-	if err != nil {
-		return true, q.b.dbError(err)
+	native := false
+	if sh.pgText != "" {
+		if native, err = q.pgInsert(ctx, sh, args, key); err != nil {
+			return true, q.b.dbError(err)
+		}
 	}
-	defer cs.release()
 	switch {
+	case native:
+		if sh.returning {
+			for i := range key {
+				key[i] = stringify(key[i])
+			}
+		}
 	case sh.returning:
+		st, cs, err := q.stmtFor(ctx, q.db, sh.text)
+		if err != nil {
+			return true, q.b.dbError(err)
+		}
+		defer cs.release()
 		ptrs := make([]any, len(key))
 		for i := range key {
 			ptrs[i] = &key[i]
@@ -205,6 +224,11 @@ func (q *tableReq) createRaw(ctx context.Context, w http.ResponseWriter) (ok boo
 			key[i] = stringify(key[i])
 		}
 	default:
+		st, cs, err := q.stmtFor(ctx, q.db, sh.text)
+		if err != nil {
+			return true, q.b.dbError(err)
+		}
+		defer cs.release()
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
 			return true, q.b.dbError(err)

@@ -40,3 +40,14 @@ func SetRawBodies(on bool) (restore func()) {
 	rawBodies = on
 	return func() { rawBodies = old }
 }
+
+// LiteStatements is the number of statements the SQLite fast reads keep
+// prepared on b's connections (litefast.go); call it with no read running.
+func LiteStatements(b any) int {
+	n := 0
+	b.(*Backend).lite.Range(func(_, v any) bool {
+		n += len(v.(*liteConn).stmts)
+		return true
+	})
+	return n
+}

@@ -49,6 +49,9 @@ type shape struct {
 	// pgPage and pgPagePlan are page's twins of pgByID and pgPlan (pglist.go).
 	pgPage     string
 	pgPagePlan atomic.Pointer[pgPlan]
+	// liteByIDPlan and litePagePlan are how byID's and page's results
+	// are written when SQLite runs them on the driver (litefast.go).
+	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
 }
 
 // shapes numbers the shapes built (pgByID's tag).
@@ -181,6 +184,27 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	want := appendKey(wantBuf[:0], key...)
 	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
+	if q.kind == dialects.SQLite {
+		ok, err := q.liteRead(ctx, sh.byID, key, &sh.liteByIDPlan, len(q.table.Columns), func(rr *rowReader) error {
+			for !m.exact {
+				ok, err := rr.Next()
+				if err != nil {
+					return q.b.dbError(err)
+				}
+				if !ok {
+					break
+				}
+				m.row(rr.rj, want)
+			}
+			return q.b.dbError(rr.Close())
+		})
+		if ok {
+			if err != nil {
+				return true, err
+			}
+			return true, m.write(w, id)
+		}
+	}
 	rows, cs, err := q.query(ctx, q.db, sh.byID, key)
 	if err != nil {
 		return true, q.b.dbError(err)
@@ -280,7 +304,21 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 			return true, err
 		}
 	}
-	rows, cs, err := q.query(ctx, q.db, sh.page, []any{int64(o.limit) + 1, int64(o.offset)})
+	args := []any{int64(o.limit) + 1, int64(o.offset)}
+	if q.kind == dialects.SQLite {
+		var end streamEnd
+		ok, err := q.liteRead(ctx, sh.page, args, &sh.litePagePlan, len(q.table.Columns), func(rr *rowReader) error {
+			end = q.streamRows(w, rr, o.limit, o.offset, -1)
+			return nil
+		})
+		if ok {
+			if err != nil {
+				return true, err // before any row was read
+			}
+			return true, end.finish(w) // the connection is back in the pool
+		}
+	}
+	rows, cs, err := q.query(ctx, q.db, sh.page, args)
 	if err != nil {
 		return true, q.b.dbError(err)
 	}

@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -96,38 +97,63 @@ func (q *tableReq) pgGetByID(ctx context.Context, w http.ResponseWriter, sh *sha
 // pgRead runs the read on pc and gives m each row until it has the
 // record.
 func (q *tableReq) pgRead(ctx context.Context, pc *pgx.Conn, sh *shape, key []any, m *keyMatch) error {
-	args := make([]any, 0, 2+len(key))
-	args = append(args, pgx.QueryExecModeCacheStatement, pgFormats)
-	args = append(args, key...)
-	rows, err := pc.Query(ctx, sh.pgByID, args...)
+	r := pgReaders.Get().(*pgRows)
+	defer r.release()
+	r.args = append(r.args[:0], pgx.QueryExecModeCacheStatement, pgFormats)
+	r.args = append(r.args, key...)
+	rows, err := pc.Query(ctx, sh.pgByID, r.args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	tm := pc.TypeMap()
-	fds := rows.FieldDescriptions()
-	pp := sh.pgPlanFor(tm, fds, len(q.table.Columns), q.table)
+	r.start(tm, rows, sh.pgPlanFor(tm, rows.FieldDescriptions(), len(q.table.Columns), q.table))
 	var wantBuf [64]byte
 	want := appendKey(wantBuf[:0], key...)
-	rr := readers.Get().(*rowReader)
-	defer func() {
-		rr.own.Clear()
-		readers.Put(rr)
-	}()
-	rj := &rr.own
-	pp.p.Reset(rj, nil)
-	for !m.exact && rows.Next() {
-		for i, src := range rows.RawValues() {
-			v, err := pgValue(tm, &fds[i], src)
-			if err != nil {
-				return fmt.Errorf("convert field %d failed: %w", i, err)
-			}
-			rj.Set(i, v)
+	for !m.exact {
+		ok, err := r.Next()
+		if err != nil {
+			return err
 		}
-		m.row(rj, want)
+		if !ok {
+			break
+		}
+		// The key columns as the general path compares them: the
+		// driver's values, boxed.
+		for _, at := range sh.keyAt {
+			v, err := pgValue(tm, &r.fds[at], r.rows.RawValues()[at])
+			if err != nil {
+				return fmt.Errorf("convert field %d failed: %w", at, err)
+			}
+			r.row.Set(at, v)
+		}
+		m.typedRow(&r.row, want)
 	}
-	rows.Close()
-	return rows.Err()
+	return r.Close()
+}
+
+// typedRow is row for a row read into a rowjson.Row.
+func (m *keyMatch) typedRow(r *rowjson.Row, want []byte) {
+	var gotBuf [64]byte
+	got := gotBuf[:0]
+	for i, at := range m.keyAt {
+		if i > 0 {
+			got = append(got, 0) // as appendKey separates values
+		}
+		v, plain := r.Plain(at) // the driver's own value: no copy
+		if !plain {
+			v = r.Value(at)
+		}
+		got = appendKey(got, v)
+	}
+	switch {
+	case bytes.Equal(got, want):
+		m.exact = true
+	case !m.found && bytes.EqualFold(got, want):
+	default:
+		return
+	}
+	m.buf = r.AppendObject(m.buf[:0])
+	m.found = true
 }
 
 // pgPlanFor returns the plan of the results of sh's native read whose

@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -21,6 +22,12 @@ type rowReader struct {
 	ncols   int
 	// own is rj's memory: a reader from the pool (release) reuses it.
 	own rowjson.Rows
+	// drows, when not nil, are the rows read from the driver itself
+	// instead of rows (litefast.go), into vals; dclosed tells that they
+	// are closed.
+	drows   driver.Rows
+	vals    []driver.Value
+	dclosed bool
 }
 
 // readers keeps the readers the fast paths release, with their cells.
@@ -69,18 +76,27 @@ func newRowReader(kind dialects.Kind, rows *sql.Rows, cs *cachedStmt, visible in
 // it returned (Value, Plain) may be used afterwards. Readers that are not
 // released are left to the collector.
 func (r *rowReader) release() {
-	r.rows.Close()
+	r.Close()
 	r.own.Clear()
-	r.rj, r.rows = nil, nil
+	clear(r.vals)
+	r.rj, r.rows, r.drows, r.dclosed = nil, nil, nil, false
 	readers.Put(r)
 }
 
 // Close releases the rows and their database connection; it may be called
 // more than once.
-func (r *rowReader) Close() error { return r.rows.Close() }
+func (r *rowReader) Close() error {
+	if r.drows != nil {
+		return r.closeDriver()
+	}
+	return r.rows.Close()
+}
 
 // Next advances to the next row and reads it.
 func (r *rowReader) Next() (bool, error) {
+	if r.drows != nil {
+		return r.nextDriver()
+	}
 	if !r.rj.Next() {
 		return false, r.rj.Err()
 	}

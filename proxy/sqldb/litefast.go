@@ -1,0 +1,257 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/portcullis-dev/portcullis/dialects"
+	"github.com/portcullis-dev/portcullis/dialects/rowjson"
+)
+
+// The fast reads on SQLite (a record by key, a plain page) run on the
+// driver itself, on a connection of the pool (sql.Conn.Raw), instead of
+// through database/sql's Stmt and Rows. SQLite sees the same thing either
+// way: a statement prepared once per connection, then bind, step and
+// reset. What goes is database/sql's and the driver's work around it,
+// which on SQLite (the database is in the process) is a good part of a
+// read: a Rows with its own context and a goroutine watching it, the
+// argument conversion, a scan per value, and the driver's own goroutine
+// that interrupts the statement when the request's context ends
+// (modernc.org/sqlite's interruptOnDone) — about 20 allocations and two
+// goroutines a read. The connection is taken from the pool with the
+// request's context (a request that gives up while waiting for one leaves
+// at once); the statement then runs without a context: a read by key or a
+// page of rows in the process takes microseconds, and interrupting it
+// would save nothing. Each value is the driver's own, as database/sql
+// hands it to a Scanner, so the JSON is the same bytes as the general
+// path's (TestFastReadsMatchGeneral).
+//
+// The statements are kept per driver connection (Backend.lite), tagged
+// with the statement cache they belong to: when the schema changes
+// (dropStatements) a connection finalizes its old statements the next time
+// it is used, and Close finalizes all of them before the pool closes (a
+// SQLite connection closed with statements left is kept alive by them).
+
+// maxLiteStmts bounds the statements kept per connection; past it, the
+// connection's statements are all finalized and prepared again as used.
+const maxLiteStmts = 64
+
+// liteConn is what a SQLite driver connection keeps for the fast reads.
+// Only the holder of the connection (inside sql.Conn.Raw) touches it.
+type liteConn struct {
+	// gen is the statement cache of the schema the statements were
+	// prepared for.
+	gen   *stmtCache
+	stmts map[string]driver.Stmt
+}
+
+// closeAll finalizes the connection's statements.
+func (lc *liteConn) closeAll() {
+	for _, st := range lc.stmts {
+		st.Close()
+	}
+	clear(lc.stmts)
+}
+
+// errNotLite says that a connection is not one the driver path knows: the
+// read goes through database/sql.
+var errNotLite = errors.New("sqldb: not a SQLite driver connection")
+
+// liteRead runs text with args on a connection of the pool through the
+// driver and gives fn a reader of its rows, planned with plan (kept for
+// the text, worked out on the first read). ok is false when it cannot (an
+// argument database/sql would convert in a way of its own, a connection
+// of another driver): the caller then reads through database/sql. Errors
+// of the database come back as dbError makes them; fn's as it returns
+// them.
+func (q *tableReq) liteRead(ctx context.Context, text string, args []any, plan *atomic.Pointer[readPlan],
+	visible int, fn func(rr *rowReader) error) (ok bool, err error) {
+	var argBuf [4]driver.NamedValue
+	nv, ok := liteArgs(argBuf[:0], args)
+	if !ok {
+		return false, nil
+	}
+	conn, err := q.db.DB.Conn(ctx)
+	if err != nil {
+		return true, q.b.dbError(err)
+	}
+	defer conn.Close()
+	var fnErr error
+	err = conn.Raw(func(dc any) error {
+		st, err := q.b.liteStmt(dc, q.db.DB, text)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(context.Background(), nv)
+		if err != nil {
+			return err
+		}
+		rr, err := newLiteReader(rows, plan, visible, q.table)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		defer rr.release()
+		fnErr = fn(rr)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNotLite):
+		return false, nil
+	case err != nil:
+		return true, q.b.dbError(err)
+	}
+	return true, fnErr
+}
+
+// liteArgs appends args to dst as database/sql passes them to a driver
+// without a value checker of its own (modernc.org/sqlite has none): each
+// converted by driver.DefaultParameterConverter. ok is false for a value
+// that database/sql would treat otherwise (a driver.Valuer).
+func liteArgs(dst []driver.NamedValue, args []any) ([]driver.NamedValue, bool) {
+	for i, a := range args {
+		if _, ok := a.(driver.Valuer); ok {
+			return nil, false
+		}
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, false
+		}
+		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return dst, true
+}
+
+// liteStmt returns the statement of text prepared on dc, a connection of
+// db held by the caller, preparing it on first use.
+func (b *Backend) liteStmt(dc any, db *sql.DB, text string) (driver.StmtQueryContext, error) {
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok || b.kind != dialects.SQLite {
+		return nil, errNotLite
+	}
+	gen := b.statements(db)
+	var lc *liteConn
+	if v, ok := b.lite.Load(dc); ok {
+		lc = v.(*liteConn)
+	} else {
+		lc = &liteConn{gen: gen, stmts: map[string]driver.Stmt{}}
+		b.lite.Store(dc, lc)
+	}
+	st := lc.stmts[text]
+	if lc.gen != gen || st == nil && len(lc.stmts) >= maxLiteStmts {
+		lc.closeAll() // prepared for an older schema, or too many
+		lc.gen, st = gen, nil
+	}
+	if st == nil {
+		var err error
+		if st, err = pc.PrepareContext(context.Background(), text); err != nil {
+			return nil, err
+		}
+		lc.stmts[text] = st
+	}
+	sq, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return nil, errNotLite
+	}
+	return sq, nil
+}
+
+// closeLite finalizes the statements the fast reads prepared on db's
+// connections, each on its own connection, before db closes. A connection
+// in use for longer than a second keeps its statements (and stays open
+// until they go).
+func (b *Backend) closeLite(db *sql.DB) {
+	n := 0
+	b.lite.Range(func(any, any) bool { n++; return true })
+	if n == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var held []*sql.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for max := db.Stats().MaxOpenConnections; n > 0 && (max <= 0 || len(held) < max); {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+		_ = c.Raw(func(dc any) error {
+			if v, ok := b.lite.LoadAndDelete(dc); ok {
+				v.(*liteConn).closeAll()
+				n--
+			}
+			return nil
+		})
+	}
+	b.lite.Clear()
+}
+
+// newLiteReader wraps rows, a result of the driver, in a reader from the
+// pool, with the plan kept in plan (worked out from rows' columns on the
+// first read, as newRowReader works it out from database/sql's).
+func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int, table *dialects.Table) (*rowReader, error) {
+	var p *rowjson.Plan
+	if rp := plan.Load(); rp != nil && rp.visible == visible && rp.hints == table {
+		p = rp.p
+	}
+	names := rows.Columns()
+	if p == nil || p.Len() != len(names) {
+		types, ok := rows.(driver.RowsColumnTypeDatabaseTypeName)
+		if !ok {
+			return nil, errNotLite
+		}
+		cols := make([]rowjson.ResultColumn, len(names))
+		for i, name := range names {
+			cols[i] = rowjson.ResultColumn{Name: name, DatabaseType: types.ColumnTypeDatabaseTypeName(i)}
+		}
+		p = rowjson.NewPlanOf(dialects.SQLite, cols, rowjson.Options{Table: table, Visible: visible})
+		plan.Store(&readPlan{visible: visible, hints: table, p: p})
+	}
+	n := p.Len()
+	if visible < 0 || visible > n {
+		visible = n
+	}
+	r := readers.Get().(*rowReader)
+	p.Reset(&r.own, nil)
+	if cap(r.vals) < n {
+		r.vals = make([]driver.Value, n)
+	}
+	r.rj, r.drows, r.vals, r.visible, r.ncols = &r.own, rows, r.vals[:n], visible, n
+	return r, nil
+}
+
+// nextDriver is Next on a reader of driver rows.
+func (r *rowReader) nextDriver() (bool, error) {
+	if r.dclosed {
+		return false, nil
+	}
+	switch err := r.drows.Next(r.vals); {
+	case err == io.EOF:
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	for i, v := range r.vals {
+		r.rj.Set(i, v)
+	}
+	return true, nil
+}
+
+// closeDriver is Close on a reader of driver rows.
+func (r *rowReader) closeDriver() error {
+	if r.dclosed {
+		return nil
+	}
+	r.dclosed = true
+	return r.drows.Close()
+}
