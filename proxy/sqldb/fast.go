@@ -49,8 +49,15 @@ type shape struct {
 	// pgPage and pgPagePlan are page's twins of pgByID and pgPlan (pglist.go).
 	pgPage     string
 	pgPagePlan atomic.Pointer[pgPlan]
-	// liteByIDPlan and litePagePlan are how byID's and page's results
-	// are written when SQLite runs them on the driver (litefast.go).
+	// liteByID and litePage are byID and page as SQLite runs them on the
+	// driver (litefast.go): the same, but for the columns in liteTimes,
+	// read as they are stored and turned into times as the driver would
+	// (liteTime); liteDecl holds those columns' declared types.
+	liteByID, litePage string
+	liteTimes          []int
+	liteDecl           []string
+	// liteByIDPlan and litePagePlan are how liteByID's and litePage's
+	// results are written.
 	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
 }
 
@@ -80,6 +87,9 @@ func (q *tableReq) shapeOf() *shape {
 func (q *tableReq) buildShape() *shape {
 	t := q.table
 	sh := &shape{}
+	if q.kind == dialects.SQLite {
+		defer q.liteShape(sh)
+	}
 	all := &selection{expr: "?", args: []any{bun.Safe(q.b.allColumns(q.db, t))}, visible: len(t.Columns), hints: t}
 	gen := q.db.QueryGen()
 	// The page: ORDER BY the key, then bound LIMIT and OFFSET.
@@ -185,7 +195,7 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
 	if q.kind == dialects.SQLite {
-		ok, err := q.liteRead(ctx, sh.byID, key, &sh.liteByIDPlan, len(q.table.Columns), func(rr *rowReader) error {
+		ok, err := q.liteRead(ctx, sh, sh.liteByID, key, &sh.liteByIDPlan, func(rr *rowReader) error {
 			for !m.exact {
 				ok, err := rr.Next()
 				if err != nil {
@@ -307,7 +317,7 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 	args := []any{int64(o.limit) + 1, int64(o.offset)}
 	if q.kind == dialects.SQLite {
 		var end streamEnd
-		ok, err := q.liteRead(ctx, sh.page, args, &sh.litePagePlan, len(q.table.Columns), func(rr *rowReader) error {
+		ok, err := q.liteRead(ctx, sh, sh.litePage, args, &sh.litePagePlan, func(rr *rowReader) error {
 			end = q.streamRows(w, rr, o.limit, o.offset, -1)
 			return nil
 		})

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -62,15 +63,16 @@ func (lc *liteConn) closeAll() {
 // read goes through database/sql.
 var errNotLite = errors.New("sqldb: not a SQLite driver connection")
 
-// liteRead runs text with args on a connection of the pool through the
-// driver and gives fn a reader of its rows, planned with plan (kept for
-// the text, worked out on the first read). ok is false when it cannot (an
+// liteRead runs text (sh.liteByID or sh.litePage) with args on a
+// connection of the pool through the driver and gives fn a reader of its
+// rows, planned with plan (kept for the text, worked out on the first
+// read). ok is false when it cannot (an
 // argument database/sql would convert in a way of its own, a connection
 // of another driver): the caller then reads through database/sql. Errors
 // of the database come back as dbError makes them; fn's as it returns
 // them.
-func (q *tableReq) liteRead(ctx context.Context, text string, args []any, plan *atomic.Pointer[readPlan],
-	visible int, fn func(rr *rowReader) error) (ok bool, err error) {
+func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []any, plan *atomic.Pointer[readPlan],
+	fn func(rr *rowReader) error) (ok bool, err error) {
 	var argBuf [4]driver.NamedValue
 	nv, ok := liteArgs(argBuf[:0], args)
 	if !ok {
@@ -91,7 +93,7 @@ func (q *tableReq) liteRead(ctx context.Context, text string, args []any, plan *
 		if err != nil {
 			return err
 		}
-		rr, err := newLiteReader(rows, plan, visible, q.table)
+		rr, err := newLiteReader(rows, plan, len(q.table.Columns), q.table, sh)
 		if err != nil {
 			rows.Close()
 			return err
@@ -196,10 +198,11 @@ func (b *Backend) closeLite(db *sql.DB) {
 	b.lite.Clear()
 }
 
-// newLiteReader wraps rows, a result of the driver, in a reader from the
-// pool, with the plan kept in plan (worked out from rows' columns on the
-// first read, as newRowReader works it out from database/sql's).
-func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int, table *dialects.Table) (*rowReader, error) {
+// newLiteReader wraps rows, a result of the driver for one of sh's texts,
+// in a reader from the pool, with the plan kept in plan (worked out from
+// rows' columns on the first read, as newRowReader works it out from
+// database/sql's, with sh.liteDecl's declared types).
+func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int, table *dialects.Table, sh *shape) (*rowReader, error) {
 	var p *rowjson.Plan
 	if rp := plan.Load(); rp != nil && rp.visible == visible && rp.hints == table {
 		p = rp.p
@@ -207,12 +210,15 @@ func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int
 	names := rows.Columns()
 	if p == nil || p.Len() != len(names) {
 		types, ok := rows.(driver.RowsColumnTypeDatabaseTypeName)
-		if !ok {
+		if !ok || len(sh.liteTimes) > 0 && len(sh.liteDecl) != len(names) {
 			return nil, errNotLite
 		}
 		cols := make([]rowjson.ResultColumn, len(names))
 		for i, name := range names {
 			cols[i] = rowjson.ResultColumn{Name: name, DatabaseType: types.ColumnTypeDatabaseTypeName(i)}
+			if len(sh.liteTimes) > 0 && sh.liteDecl[i] != "" {
+				cols[i].DatabaseType = sh.liteDecl[i]
+			}
 		}
 		p = rowjson.NewPlanOf(dialects.SQLite, cols, rowjson.Options{Table: table, Visible: visible})
 		plan.Store(&readPlan{visible: visible, hints: table, p: p})
@@ -227,6 +233,7 @@ func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int
 		r.vals = make([]driver.Value, n)
 	}
 	r.rj, r.drows, r.vals, r.visible, r.ncols = &r.own, rows, r.vals[:n], visible, n
+	r.times = sh.liteTimes
 	return r, nil
 }
 
@@ -241,6 +248,11 @@ func (r *rowReader) nextDriver() (bool, error) {
 	case err != nil:
 		return false, err
 	}
+	for _, i := range r.times {
+		if s, ok := r.vals[i].(string); ok {
+			r.vals[i] = liteTime(s)
+		}
+	}
 	for i, v := range r.vals {
 		r.rj.Set(i, v)
 	}
@@ -254,4 +266,150 @@ func (r *rowReader) closeDriver() error {
 	}
 	r.dclosed = true
 	return r.drows.Close()
+}
+
+// Dates and times. modernc.org/sqlite turns the text of a column declared
+// DATE, DATETIME or TIMESTAMP into a time.Time (conn.parseTime): it tries
+// the form of time.Time's String first, then seven layouts in turn, and
+// every one that fails builds a time.ParseError. For the commonest form,
+// "2006-01-02 15:04:05", that is three failures, about nine allocations
+// and four parses per value, the largest part of reading a row. The fast
+// reads therefore select those columns as +column (the same value without
+// a declared type, which the driver hands over as stored) and liteTime
+// does what the driver does with it, trying that form directly. It is not
+// done when the DSN changes how the driver reads times (liteTimesDSN).
+
+// liteTimeLayouts are the driver's layouts (parseTimeFormats), in its
+// order.
+var liteTimeLayouts = [...]string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02T15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// liteTime is what the driver makes of s, the text of a DATE, DATETIME or
+// TIMESTAMP column: a time.Time when it reads one, else s itself.
+func liteTime(s string) any {
+	if plainDateTime(s) {
+		// Neither time.Time's String form nor a layout before the
+		// third reads it (they need a zone offset or a 'T'), nor one
+		// after it (a 'T', or less text): the third decides.
+		if t, err := time.Parse(liteTimeLayouts[2], s); err == nil {
+			return t
+		}
+		return s
+	}
+	str := s
+	if x := strings.Index(s, "m="); x > 0 {
+		str = s[:x]
+	}
+	if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", strings.TrimSpace(str)); err == nil {
+		return t
+	}
+	ts := strings.TrimSuffix(s, "Z")
+	for _, f := range liteTimeLayouts {
+		if t, err := time.Parse(f, ts); err == nil {
+			return t
+		}
+	}
+	return s
+}
+
+// plainDateTime reports whether s has the form 2006-01-02 15:04:05 (any
+// digits).
+func plainDateTime(s string) bool {
+	if len(s) != 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 4, 7:
+			if c != '-' {
+				return false
+			}
+		case 10:
+			if c != ' ' {
+				return false
+			}
+		case 13, 16:
+			if c != ':' {
+				return false
+			}
+		default:
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// liteTimesDSN reports whether the driver reads times by default with dsn:
+// none of the parameters that change it.
+func liteTimesDSN(dsn string) bool {
+	for _, p := range []string{"_timezone", "_inttotime", "_texttotime", "_time_integer_format"} {
+		if strings.Contains(dsn, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// liteShape sets sh's texts for the driver: byID and page with the DATE,
+// DATETIME and TIMESTAMP columns (as the driver tells them: the declared
+// type in capitals) selected as +column under their own name.
+func (q *tableReq) liteShape(sh *shape) {
+	sh.liteByID, sh.litePage = sh.byID, sh.page
+	t := q.table
+	if !liteTimesDSN(q.b.conn.DSN) {
+		return
+	}
+	var times []int
+	decl := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		switch d := strings.ToUpper(c.DBType); d {
+		case "DATE", "DATETIME", "TIMESTAMP":
+			times = append(times, i)
+			decl[i] = d
+		}
+	}
+	if len(times) == 0 {
+		return
+	}
+	all := q.b.allColumns(q.db, t)
+	gen := q.db.QueryGen()
+	var buf []byte
+	for i, col := range t.Columns {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		if decl[i] != "" {
+			buf = append(buf, '+')
+		}
+		buf = gen.AppendIdent(buf, t.Name)
+		buf = append(buf, '.')
+		buf = gen.AppendIdent(buf, col.Name)
+		if decl[i] != "" {
+			buf = append(buf, " AS "...)
+			buf = gen.AppendIdent(buf, col.Name)
+		}
+	}
+	for _, text := range []string{sh.byID, sh.page} {
+		if text != "" && !strings.Contains(text, all) {
+			return
+		}
+	}
+	lite := string(buf)
+	if sh.byID != "" {
+		sh.liteByID = strings.Replace(sh.byID, all, lite, 1)
+	}
+	if sh.page != "" {
+		sh.litePage = strings.Replace(sh.page, all, lite, 1)
+	}
+	sh.liteTimes, sh.liteDecl = times, decl
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // TestSQLiteDriverReadsMatchGeneral checks the reads by key and pages that
-// SQLite runs on the driver itself (litefast.go) against the general path,
+// SQLite runs on the driver itself (litefast.go), dates and times read as
+// stored and turned into times by liteTime, against the general path,
 // forced by naming every column, over SQLite's declared types and values
 // of other storage classes than declared (dates in several text forms and
 // as numbers, text that is not a date, decimals as text, invalid JSON,
@@ -24,7 +25,7 @@ func TestSQLiteDriverReadsMatchGeneral(t *testing.T) {
 	cols := "id,i,r,n,dec,b,t,vc,u,j,d,tm,dt,ts,bl,nt"
 	for _, q := range []string{
 		`CREATE TABLE typed (id INTEGER PRIMARY KEY, i INTEGER, r REAL, n NUMERIC, dec DECIMAL(10,2), b BOOLEAN,
-			t TEXT, vc VARCHAR(20), u UUID, j JSON, d DATE, tm TIME, dt DATETIME, ts TIMESTAMP, bl BLOB, nt)`,
+			t TEXT, vc VARCHAR(20), u UUID, j JSON, d date, tm TIME, dt DateTime, ts TIMESTAMP, bl BLOB, nt)`,
 		`INSERT INTO typed VALUES (1, -9223372036854775808, 1.5, 12, 12.5, 1, 'quote " back \ tab 	 é 😀 <b>&', 'vc',
 			'6f1c2b9e-1d2a-4c4e-9a47-0c9f1d9a7b11', '{"b": 1, "a": [1, 2]}', '2024-02-29', '10:11:12.5',
 			'2024-02-29 10:11:12', '2024-02-29 10:11:12.123456', x'00ff10', 'any')`,
@@ -35,6 +36,9 @@ func TestSQLiteDriverReadsMatchGeneral(t *testing.T) {
 		`INSERT INTO typed VALUES (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
 		`INSERT INTO typed (id, dt, ts) VALUES (5, '2024-02-29 10:11:12.5 +0000 UTC', '2024-01-01 00:00:00 +0100 +0100 m=+0.5')`,
 		`INSERT INTO typed (id, dt, ts, d) VALUES (6, '2024-13-40 25:61:61', '0001-01-01 00:00:00', '2024-02-30')`,
+		`INSERT INTO typed (id, dt, ts, d, tm) VALUES (7, '2024-02-29 10:11:61', '2024-02-29 24:00:00', ' 2024-02-29', '2024-02-29 10:11:12Z')`,
+		`INSERT INTO typed (id, dt, ts, d) VALUES (8, 'X024-02-29 10:11:12', '2024-02-29 10:11:12Z', '2024-02-29 10:11:12')`,
+		`INSERT INTO typed (id, dt, ts, d) VALUES (9, 1700000000.5, x'3230', '2024-02-29T10:11')`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -45,7 +49,8 @@ func TestSQLiteDriverReadsMatchGeneral(t *testing.T) {
 		t.Helper()
 		for _, target := range []string{
 			"_table/typed/1", "_table/typed/2", "_table/typed/3", "_table/typed/4", "_table/typed/5",
-			"_table/typed/6", "_table/typed/7", "_table/typed/0", "_table/typed/x",
+			"_table/typed/6", "_table/typed/7", "_table/typed/8", "_table/typed/9", "_table/typed/10",
+			"_table/typed/0", "_table/typed/x",
 			"_table/typed?limit=2", "_table/typed?limit=3&offset=2", "_table/typed?limit=10", "_table/typed?offset=9",
 		} {
 			sep := "?"

@@ -28,6 +28,8 @@ type rowReader struct {
 	drows   driver.Rows
 	vals    []driver.Value
 	dclosed bool
+	// times are the columns of drows whose text is a time (liteTime).
+	times []int
 }
 
 // readers keeps the readers the fast paths release, with their cells.
@@ -79,7 +81,7 @@ func (r *rowReader) release() {
 	r.Close()
 	r.own.Clear()
 	clear(r.vals)
-	r.rj, r.rows, r.drows, r.dclosed = nil, nil, nil, false
+	r.rj, r.rows, r.drows, r.dclosed, r.times = nil, nil, nil, false, nil
 	readers.Put(r)
 }
 
