@@ -247,11 +247,12 @@ func (s *Server) resolve(next http.Handler) serviceHandler {
 		}
 		ctx := r.Context()
 		accesslog.SetService(ctx, name)
-		if !s.slots.Acquire(ctx, name) {
+		slot, ok := s.slots.Enter(ctx, name)
+		if !ok {
 			apierr.Write(w, guard.Busy(time.Second, "Service '%s' is busy (%d requests in flight); try again later.", name, s.slots.Max()))
 			return
 		}
-		defer s.slots.Release(name)
+		defer slot.Release()
 		var t *service.Target
 		if m := roomOf(ctx); m != nil && m.target.Service == nil {
 			t = &m.target // the room's first target (a request served twice gets a new one)

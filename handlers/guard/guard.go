@@ -277,6 +277,30 @@ func (s *Slots) Acquire(ctx context.Context, key string) bool {
 	return take(ctx, s.sem(key), s.wait)
 }
 
+// Slot is a slot taken by Enter, given back by its Release.
+type Slot struct{ sem chan struct{} }
+
+// Enter is Acquire returning the slot, whose Release gives it back
+// without looking the key up again. The zero Slot (no cap) releases
+// nothing.
+func (s *Slots) Enter(ctx context.Context, key string) (Slot, bool) {
+	if s == nil || s.max <= 0 {
+		return Slot{}, true
+	}
+	sem := s.sem(key)
+	if !take(ctx, sem, s.wait) {
+		return Slot{}, false
+	}
+	return Slot{sem}, true
+}
+
+// Release gives the slot back.
+func (sl Slot) Release() {
+	if sl.sem != nil {
+		<-sl.sem
+	}
+}
+
 // Release gives back a slot taken by Acquire.
 func (s *Slots) Release(key string) {
 	if s == nil || s.max <= 0 {

@@ -220,6 +220,33 @@ func TestSlots(t *testing.T) {
 	}
 }
 
+// TestSlotsEnter: Enter counts against the same cap as Acquire, and its
+// Slot gives the slot back.
+func TestSlotsEnter(t *testing.T) {
+	ctx := t.Context()
+	s := guard.NewSlots(2, 0)
+	a, ok1 := s.Enter(ctx, "a")
+	ok2 := s.Acquire(ctx, "a")
+	if _, ok3 := s.Enter(ctx, "a"); !ok1 || !ok2 || ok3 {
+		t.Fatalf("slots of a granted: %v %v %v, want the first two only", ok1, ok2, ok3)
+	}
+	a.Release()
+	b, ok := s.Enter(ctx, "a")
+	if !ok {
+		t.Fatal("slot given back by Release not reusable")
+	}
+	b.Release()
+	s.Release("a")
+	var none *guard.Slots
+	for _, sl := range []*guard.Slots{none, guard.NewSlots(0, 0)} {
+		slot, ok := sl.Enter(ctx, "x")
+		if !ok {
+			t.Fatal("no cap refused")
+		}
+		slot.Release() // releases nothing
+	}
+}
+
 // TestAbandonedUploadIsClientClosed: a body cut short by the client reads
 // as apierr.ClientClosed (499), not as a server error.
 func TestAbandonedUploadIsClientClosed(t *testing.T) {
