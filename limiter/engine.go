@@ -123,14 +123,40 @@ type Engine struct {
 	byService map[int64]ruleSet
 }
 
+// ruleSet holds rules in the order given to New, indexed so that a
+// request looks only at the rules that may apply to it: the rules of a
+// specific user or role are found by the request's user and role ids, so
+// the limits of other users and roles cost nothing.
 type ruleSet struct {
-	rules     []*rule
-	endpoints bool // some rule needs the bucketed endpoint
+	general   []*rule           // rules without a user or role of their own
+	byUser    map[int64][]*rule // specific-user rules, by user id
+	byRole    map[int64][]*rule // role rules, by role id
+	endpoints bool              // some rule needs the bucketed endpoint
+}
+
+// add appends r (rules are added in order).
+func (set *ruleSet) add(r *rule) {
+	switch {
+	case r.ti.user:
+		if set.byUser == nil {
+			set.byUser = map[int64][]*rule{}
+		}
+		set.byUser[r.limit.UserID] = append(set.byUser[r.limit.UserID], r)
+	case r.ti.role:
+		if set.byRole == nil {
+			set.byRole = map[int64][]*rule{}
+		}
+		set.byRole[r.limit.RoleID] = append(set.byRole[r.limit.RoleID], r)
+	default:
+		set.general = append(set.general, r)
+	}
+	set.endpoints = set.endpoints || r.ti.level == levelEndpoint
 }
 
 // rule is a compiled limit.
 type rule struct {
 	limit     Limit
+	order     int // index in Engine.rules
 	ti        typeInfo
 	pat       pattern
 	overrides map[int64]struct{} // users with a matching specific-user limit (each_user only)
@@ -198,6 +224,7 @@ func New(limits []Limit, store *Store) (*Engine, error) {
 			r.users = new([userSlots]atomic.Pointer[keyCache])
 		}
 		e.byID[l.ID] = r
+		r.order = len(e.rules)
 		e.rules = append(e.rules, r)
 		e.limits = append(e.limits, l)
 	}
@@ -243,7 +270,7 @@ func (e *Engine) index() {
 			continue
 		}
 		if r.ti.level == levelInstance {
-			e.global.rules = append(e.global.rules, r)
+			e.global.add(r)
 			continue
 		}
 		e.byService[r.limit.ServiceID] = ruleSet{}
@@ -254,8 +281,7 @@ func (e *Engine) index() {
 			if !r.limit.Active || (r.ti.level != levelInstance && r.limit.ServiceID != sid) {
 				continue
 			}
-			set.rules = append(set.rules, r)
-			set.endpoints = set.endpoints || r.ti.level == levelEndpoint
+			set.add(r)
 		}
 		e.byService[sid] = set
 	}
@@ -316,9 +342,28 @@ func (e *Engine) collect(dst []*rule, req *Request, epBuf []byte) []*rule {
 	if set.endpoints {
 		ep = appendBucket(epBuf[:0], req.Endpoint)
 	}
-	for _, r := range set.rules {
+	n := len(dst)
+	for _, r := range set.general {
 		if r.applies(req, ep) {
 			dst = append(dst, r)
+		}
+	}
+	merged := false
+	for _, rules := range [2][]*rule{set.byUser[req.UserID], set.byRole[req.RoleID]} {
+		for _, r := range rules {
+			if r.applies(req, ep) {
+				dst = append(dst, r)
+				merged = true
+			}
+		}
+	}
+	if merged {
+		// Back to the order given to New (a handful of rules: insertion).
+		found := dst[n:]
+		for i := 1; i < len(found); i++ {
+			for j := i; j > 0 && found[j].order < found[j-1].order; j-- {
+				found[j], found[j-1] = found[j-1], found[j]
+			}
 		}
 	}
 	return dst

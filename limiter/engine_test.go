@@ -3,6 +3,7 @@ package limiter
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -503,6 +504,61 @@ func TestRetryAfterNeverExceedsWindow(t *testing.T) {
 	} {
 		if got := retryAfter(tc.reset, now, tc.p); got != tc.want {
 			t.Errorf("%s: retryAfter = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCollectMatchesScan checks the rule index against the definition:
+// for many random sets of limits and requests, the rules collect finds are
+// those of a scan of every active rule with applies, in the order given
+// to New.
+func TestCollectMatchesScan(t *testing.T) {
+	types := []Type{TypeInstance, TypeUser, TypeEachUser, TypeRole, TypeService, TypeUserService,
+		TypeEachUserService, TypeServiceEndpoint, TypeUserServiceEndpoint, TypeEachUserServiceEndpoint}
+	endpoints := []string{"_table/contact", "_table/*", "_table/contact/:id", "_proc/x"}
+	verbs := []string{"", "GET", "post"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(n int) int64 { return int64(rng.IntN(n) + 1) }
+	for round := range 200 {
+		var limits []Limit
+		for i := range 1 + rng.IntN(40) {
+			l := Limit{ID: int64(i + 1), Name: "l", Type: types[rng.IntN(len(types))], Rate: 1000, Period: PeriodHour,
+				Verb: verbs[rng.IntN(len(verbs))], Active: rng.IntN(8) != 0}
+			ti := l.Type.info()
+			if ti.user {
+				l.UserID = pick(4)
+			}
+			if ti.role {
+				l.RoleID = pick(3)
+			}
+			if ti.level >= levelService {
+				l.ServiceID = pick(3)
+			}
+			if ti.level == levelEndpoint {
+				l.Endpoint = endpoints[rng.IntN(len(endpoints))]
+			}
+			limits = append(limits, l)
+		}
+		e := newEngine(t, limits...)
+		for range 20 {
+			req := Request{UserID: pick(5) - 1, RoleID: pick(4) - 1, ServiceID: pick(4) - 1,
+				Endpoint: []string{"_table/contact", "_table/contact/17", "_table/account", "_proc/x", ""}[rng.IntN(5)],
+				Verb:     []string{"GET", "POST", "get"}[rng.IntN(3)]}
+			var epBuf [128]byte
+			ep := appendBucket(epBuf[:0], req.Endpoint)
+			var want []int64
+			for _, r := range e.rules {
+				if r.limit.Active && r.applies(&req, ep) {
+					want = append(want, r.limit.ID)
+				}
+			}
+			var got []int64
+			for _, r := range e.collect(nil, &req, make([]byte, 128)) {
+				got = append(got, r.limit.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, %+v: collect %v, scan %v", round, req, got, want)
+			}
 		}
 	}
 }

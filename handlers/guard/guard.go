@@ -124,7 +124,7 @@ func (g *Guard) Stage(next http.Handler) http.Handler {
 			}
 			r.Body = b
 		}
-		if d := g.opts.WriteTimeout; d > 0 {
+		if d := g.opts.WriteTimeout; d > 0 && canSetWriteDeadline(w) {
 			dw := deadlineWriters.Get().(*deadlineWriter)
 			*dw = deadlineWriter{ResponseWriter: w, d: d}
 			dw.extend(time.Now())
@@ -200,6 +200,24 @@ type deadlineWriter struct {
 }
 
 var deadlineWriters = sync.Pool{New: func() any { return new(deadlineWriter) }}
+
+// canSetWriteDeadline reports whether http.ResponseController can set
+// w's write deadline: w or a writer below it (Unwrap) has
+// SetWriteDeadline, looked for as the controller does. A writer without
+// one (httptest.ResponseRecorder) is not wrapped: every call would fail
+// with a new error.
+func canSetWriteDeadline(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
+}
 
 // extend sets the deadline to now+d; it skips the call when the last one
 // is recent enough (an eighth of d), keeping per-write cost low.

@@ -26,17 +26,28 @@ type exchange struct {
 	done  bool // RoundTrip has returned: the 1xx hook leaves w alone
 }
 
-// hopHeaders are the hop-by-hop headers (RFC 9110 section 7.6.1 and
-// RFC 2616 section 13.5.1) never forwarded, as httputil.ReverseProxy's
-// list; the headers the client's Connection header names go too.
-var hopHeaders = []string{
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+// hopHeader reports whether k is a hop-by-hop header (RFC 9110 section
+// 7.6.1 and RFC 2616 section 13.5.1), never forwarded, as in
+// httputil.ReverseProxy's list; the headers a Connection header names go
+// too.
+func hopHeader(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
-// forwardedHeaders are the client's forwarding headers, replaced by the
-// proxy's own (see setForwarded).
-var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+// forwardedHeader reports whether k is one of the client's forwarding
+// headers, replaced by the proxy's own (see [Proxy.setHeaders]).
+func forwardedHeader(k string) bool {
+	switch k {
+	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return true
+	}
+	return false
+}
 
 // needsReverseProxy reports whether r is forwarded by httputil.ReverseProxy
 // rather than by [Proxy.forward]: a protocol upgrade (WebSocket, h2c), which
@@ -215,17 +226,7 @@ func (p *Proxy) outboundHeader(r *http.Request, pl *plan) http.Header {
 // outbound request before the proxy adds its own: hop-by-hop, forwarding
 // and platform-credential headers.
 func dropped(k string) bool {
-	for _, f := range hopHeaders {
-		if k == f {
-			return true
-		}
-	}
-	for _, f := range forwardedHeaders {
-		if k == f {
-			return true
-		}
-	}
-	return stripped(k)
+	return hopHeader(k) || forwardedHeader(k) || stripped(k)
 }
 
 // setHeaders applies the plan to an outbound header from which the
@@ -284,8 +285,10 @@ func removeHopByHopHeaders(h http.Header) {
 			}
 		}
 	}
-	for _, f := range hopHeaders {
-		delete(h, f)
+	for k := range h {
+		if hopHeader(k) {
+			delete(h, k)
+		}
 	}
 }
 

@@ -2,12 +2,16 @@ package rws
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
+	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 )
 
 // FuzzParseConfig: any input either fails with an error or yields a config
@@ -112,4 +116,80 @@ func FuzzPathHelpers(f *testing.F) {
 			t.Fatalf("hasDotPart(%q) = %v", s, !dot)
 		}
 	})
+}
+
+// FuzzResourcePathShapes: resourcePath gives what the plain rule gives
+// (the whole path's match tried first, every segment decoded and checked
+// on its own), with the router's target, a target that is the whole path,
+// one that matches neither and none.
+func FuzzResourcePathShapes(f *testing.F) {
+	for _, s := range []string{"orders/101", "a%2Fb/c/", "x/../y", "%2e/a", "a\\..\\b", "api/v2/svc/x", "", "/", "svc", "%zz/a"} {
+		f.Add(s, "svc", 0)
+		f.Add(s, "api", 1)
+		f.Add(s, "s%20c", 2)
+		f.Add(s, "svc", 3)
+	}
+	f.Fuzz(func(t *testing.T, s, svc string, shape int) {
+		ep := "/api/v2/" + svc + "/" + s
+		u, err := url.Parse(ep)
+		if err != nil || u.EscapedPath() != ep {
+			return
+		}
+		r := httptest.NewRequest("GET", "/", nil)
+		r.URL = u
+		ctx := r.Context()
+		name, _ := url.PathUnescape(svc)
+		res, _ := url.PathUnescape(s)
+		switch shape % 4 {
+		case 0: // the router's
+			ctx = service.WithTarget(ctx, &service.Target{Service: &store.Service{Name: name}, Resource: strings.Trim(res, "/")})
+		case 1: // the whole path (rbac.FixedService)
+			ctx = service.WithTarget(ctx, &service.Target{Service: &store.Service{Name: name}, Resource: strings.Trim(u.Path, "/")})
+		case 2: // neither: the target's resource is escaped again
+			ctx = service.WithTarget(ctx, &service.Target{Service: &store.Service{Name: name + "x"}, Resource: strings.Trim(res, "/")})
+		}
+		r = r.WithContext(ctx)
+		got, gotErr := resourcePath(r)
+		want, wantErr := resourcePathReference(r)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("resourcePath(%q) = %q, %v; the plain rule gives %q, %v", ep, got, gotErr, want, wantErr)
+		}
+	})
+}
+
+// resourcePathReference is resourcePath as first written, without its
+// shortcuts.
+func resourcePathReference(r *http.Request) (string, error) {
+	ep := r.URL.EscapedPath()
+	rest := strings.TrimPrefix(ep, "/")
+	if t := service.TargetFrom(r.Context()); t != nil {
+		matched := false
+		if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
+			matched = true
+		} else if seg, cand, ok := serviceSegment(ep); ok {
+			svc, err1 := url.PathUnescape(seg)
+			dec, err2 := url.PathUnescape(cand)
+			if err1 == nil && err2 == nil && t.Service != nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
+				rest, matched = cand, true
+			}
+		}
+		if !matched {
+			parts := t.Segments()
+			for i, s := range parts {
+				parts[i] = url.PathEscape(s)
+			}
+			rest = strings.Join(parts, "/")
+		}
+	}
+	rest = strings.TrimLeft(rest, "/")
+	for seg := range strings.SplitSeq(rest, "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return "", err
+		}
+		if hasDotPart(dec) {
+			return "", errors.New("dot segment")
+		}
+	}
+	return rest, nil
 }

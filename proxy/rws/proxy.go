@@ -333,15 +333,20 @@ func resourcePath(r *http.Request) (string, error) {
 	if t := service.TargetFrom(r.Context()); t != nil {
 		// The router's shape, /api/v2/{service}/{resource}; or a stack
 		// without the router whose target is the whole path (see
-		// rbac.FixedService). Else re-escape the target's resource.
+		// rbac.FixedService). Else re-escape the target's resource. (The
+		// two shapes never both match: the resource would have to equal
+		// the whole path and a shorter part of it.)
 		matched := false
-		if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
-			matched = true
-		} else if seg, cand, ok := serviceSegment(ep); ok {
+		if seg, cand, ok := serviceSegment(ep); ok && t.Service != nil {
 			svc, err1 := url.PathUnescape(seg)
 			dec, err2 := url.PathUnescape(cand)
-			if err1 == nil && err2 == nil && t.Service != nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
+			if err1 == nil && err2 == nil && svc == t.Service.Name && strings.Trim(dec, "/") == t.Resource {
 				rest, matched = cand, true
+			}
+		}
+		if !matched {
+			if dec, err := url.PathUnescape(rest); err == nil && strings.Trim(dec, "/") == t.Resource {
+				matched = true
 			}
 		}
 		if !matched {
@@ -353,6 +358,14 @@ func resourcePath(r *http.Request) (string, error) {
 		}
 	}
 	rest = strings.TrimLeft(rest, "/")
+	if strings.IndexByte(rest, '%') < 0 {
+		// Every segment is its own decoded form: the split at '/' and
+		// '\\' below comes to one over the whole path.
+		if hasDotPart(rest) {
+			return "", apierr.BadRequest("Invalid resource path: '.' and '..' segments are not allowed.")
+		}
+		return rest, nil
+	}
 	for seg := range strings.SplitSeq(rest, "/") {
 		dec, err := url.PathUnescape(seg)
 		if err != nil {
@@ -450,13 +463,19 @@ func requestPath(uri string) (string, bool) {
 
 // plainPathByte reports whether c stands for itself in an escaped path:
 // an unreserved or sub-delimiter character, ':', '@' or '/'.
-func plainPathByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+func plainPathByte(c byte) bool { return plainPathBytes[c] }
+
+var plainPathBytes = func() (t [256]bool) {
+	for c := range 256 {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			t[c] = true
+		default:
+			t[c] = strings.IndexByte("-._~!$&'()*+,;=:@/", byte(c)) >= 0
+		}
 	}
-	return strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
-}
+	return t
+}()
 
 // query builds the forwarded query (the base URL's, the client's minus
 // platform credentials, exclusions and parameters the configuration
