@@ -46,7 +46,9 @@ func (b *Backend) syncSchemaEpoch() {
 	if p := b.sync.seen.Load(); p != nil && *p == e {
 		return
 	}
-	if prev := b.sync.seen.Swap(&e); prev == nil || *prev != e {
+	ep := new(string) // only on a change: &e would put e on the heap on every call
+	*ep = e
+	if prev := b.sync.seen.Swap(ep); prev == nil || *prev != e {
 		b.InvalidateSchema()
 	}
 }

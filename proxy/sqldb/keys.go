@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -41,6 +42,13 @@ func (q *tableReq) keyColumns() ([]*dialects.Column, error) {
 // is the values in key order separated by commas; a single value is given
 // to every key column, as DreamFactory does.
 func pathKey(cols []*dialects.Column, id string) ([]any, error) {
+	if len(cols) == 1 && plainInteger(id) && kindOf(cols[0]) == filter.KindInteger {
+		// What keyArgs makes of it (filter.Value.As: an integer that fits
+		// is an int64), without the steps between.
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return []any{n}, nil
+		}
+	}
 	vals := []filter.Value{{Kind: filter.ValueString, Text: id}}
 	if len(cols) > 1 {
 		parsed, err := filter.ParseIDs(id)
@@ -173,4 +181,18 @@ func keyText(key []any) string {
 		parts[i] = strings.ReplaceAll(keyOf(v), "\x00", ",")
 	}
 	return strings.Join(parts, ",")
+}
+
+// plainInteger reports whether s is an optional minus and decimal digits.
+func plainInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
