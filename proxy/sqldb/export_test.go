@@ -51,3 +51,11 @@ func LiteStatements(b any) int {
 	})
 	return n
 }
+
+// SetLiteWrites turns running the POST of one record on SQLite's driver
+// (litecreate.go) on or off, for tests comparing it with database/sql's.
+func SetLiteWrites(on bool) (restore func()) {
+	old := liteWrites
+	liteWrites = on
+	return func() { liteWrites = old }
+}
