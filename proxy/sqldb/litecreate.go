@@ -73,7 +73,7 @@ func (q *tableReq) liteInsert(ctx context.Context, sh *insertShape, args, key []
 // error (the statement's commit) as Row.Scan does.
 func liteScanKey(rows driver.Rows, key []any) error {
 	var valBuf [4]driver.Value
-	vals := valBuf[:0]
+	var vals []driver.Value
 	if n := len(rows.Columns()); n <= len(valBuf) {
 		vals = valBuf[:n]
 	} else {
