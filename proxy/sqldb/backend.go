@@ -51,6 +51,9 @@ type Backend struct {
 	// lite keeps, per SQLite driver connection, the statements of the
 	// fast reads run on the driver (litefast.go): driver conn → *liteConn.
 	lite sync.Map
+	// liteWriter lets one POST of one record at a time write on SQLite
+	// (litecreate.go): a buffered channel of one.
+	liteWriter chan struct{}
 
 	// sync keeps the schema in step across instances (epoch.go) and
 	// caches the stored routines (proc.go).
@@ -88,6 +91,7 @@ func newBackend(kind dialects.Kind, name string, cfg Config, deps service.Deps) 
 	}
 	b := &Backend{name: name, kind: kind, cfg: cfg, conn: conn, log: log.With("service", name), access: deps.Access}
 	b.sync.reg, b.sync.st = deps.Registry, deps.Store
+	b.liteWriter = make(chan struct{}, 1)
 	return b, nil
 }
 

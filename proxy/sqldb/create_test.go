@@ -1,7 +1,9 @@
 package sqldb_test
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/dialects"
@@ -161,5 +163,37 @@ func TestLiteCreateMatchesStmt(t *testing.T) {
 	}
 	if _, body := lite.call(t, nil, "GET", "_table/tag?order=id", nil); !strings.Contains(body, `"extra":"new"`) {
 		t.Errorf("after a new column: %s", body)
+	}
+}
+
+// TestLiteCreateConcurrent sends POSTs of one record from many goroutines
+// at once on SQLite: every one is written, each under its own key.
+func TestLiteCreateConcurrent(t *testing.T) {
+	d := newDirect(t, dbtest.Fresh(t, dialects.SQLite))
+	const workers, each = 16, 10
+	var wg sync.WaitGroup
+	bodies := make(chan string, workers*each)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				s, body := d.call(t, nil, "POST", "_table/tag", rawBody(fmt.Sprintf(`{"resource":[{"label":"w%d-%d"}]}`, w, i)))
+				if s != 200 {
+					t.Errorf("POST: %d %s", s, body)
+				}
+				bodies <- body
+			}
+		})
+	}
+	wg.Wait()
+	close(bodies)
+	seen := map[string]bool{}
+	for b := range bodies {
+		if seen[b] {
+			t.Errorf("key given twice: %s", b)
+		}
+		seen[b] = true
+	}
+	if _, body := d.call(t, nil, "GET", "_table/tag?include_count=true&limit=1", nil); !strings.Contains(body, fmt.Sprintf(`"count":%d`, workers*each+3)) {
+		t.Errorf("after %d POSTs: %s", workers*each, body)
 	}
 }
