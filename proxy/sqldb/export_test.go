@@ -51,3 +51,11 @@ func LiteStatements(b any) int {
 	})
 	return n
 }
+
+// SetNativeMy turns the MySQL fast reads on the driver (myfast.go) on or
+// off, for tests comparing them with database/sql's.
+func SetNativeMy(on bool) (restore func()) {
+	old := nativeMy
+	nativeMy = on
+	return func() { nativeMy = old }
+}
