@@ -12,7 +12,6 @@ import (
 	"github.com/uptrace/bun/schema"
 
 	"github.com/portcullis-dev/portcullis/dialects"
-	"github.com/portcullis-dev/portcullis/dialects/rowjson"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 )
 
@@ -260,9 +259,18 @@ type keyMatch struct {
 	exact bool
 }
 
-// row considers the current row of rj for the key asked, want (appendKey
+// keyRow is a row as keyMatch reads it: *rowjson.Rows (the current row
+// of a database/sql or driver result) or *rowjson.Row (a row read on
+// pgx).
+type keyRow interface {
+	Plain(i int) (any, bool)
+	Value(i int) any
+	AppendObject(dst []byte) []byte
+}
+
+// row considers rj, the current row, for the key asked, want (appendKey
 // of it).
-func (m *keyMatch) row(rj *rowjson.Rows, want []byte) {
+func (m *keyMatch) row(rj keyRow, want []byte) {
 	var gotBuf [64]byte
 	got := gotBuf[:0]
 	for i, at := range m.keyAt {

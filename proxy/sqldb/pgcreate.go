@@ -3,10 +3,8 @@ package sqldb
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The INSERT of a one-record POST (createRaw) on PostgreSQL runs on pgx
@@ -26,17 +24,7 @@ func (q *tableReq) pgInsert(ctx context.Context, sh *insertShape, args, key []an
 	if !pgNative {
 		return false, nil
 	}
-	conn, err := q.db.DB.Conn(ctx)
-	if err != nil {
-		return true, err
-	}
-	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return errNotPGX
-		}
-		pc := sc.Conn()
+	return q.onPGX(ctx, func(pc *pgx.Conn) error {
 		r := pgReaders.Get().(*pgRows)
 		defer r.release()
 		if !sh.returning {
@@ -73,8 +61,4 @@ func (q *tableReq) pgInsert(ctx context.Context, sh *insertShape, args, key []an
 		rows.Close()
 		return rows.Err()
 	})
-	if errors.Is(err, errNotPGX) {
-		return false, nil
-	}
-	return true, err
 }

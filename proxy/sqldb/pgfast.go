@@ -1,7 +1,6 @@
 package sqldb
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -69,29 +68,40 @@ var errNotPGX = errors.New("sqldb: not a pgx connection")
 // pgx on a connection of the pool. ok is false when it cannot (the caller
 // then reads through database/sql).
 func (q *tableReq) pgGetByID(ctx context.Context, w http.ResponseWriter, sh *shape, key []any, id string) (ok bool, err error) {
-	conn, err := q.db.DB.Conn(ctx)
-	if err != nil {
-		return true, q.b.dbError(err)
-	}
-	defer conn.Close()
 	pb := getBuf()
 	defer putBuf(pb)
 	m := &keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
-	err = conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return errNotPGX
-		}
-		return q.pgRead(ctx, sc.Conn(), sh, key, m)
-	})
+	ok, err = q.onPGX(ctx, func(pc *pgx.Conn) error { return q.pgRead(ctx, pc, sh, key, m) })
 	switch {
-	case errors.Is(err, errNotPGX):
+	case !ok:
 		return false, nil
 	case err != nil:
 		return true, q.b.dbError(err)
 	}
 	return true, m.write(w, id)
+}
+
+// onPGX runs fn on a pgx connection of the pool, taken with ctx and given
+// back before onPGX returns. ok is false when the pool's connections are
+// not pgx's: fn did not run, and the caller goes through database/sql.
+func (q *tableReq) onPGX(ctx context.Context, fn func(pc *pgx.Conn) error) (ok bool, err error) {
+	conn, err := q.db.DB.Conn(ctx)
+	if err != nil {
+		return true, err
+	}
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return errNotPGX
+		}
+		return fn(sc.Conn())
+	})
+	conn.Close()
+	if errors.Is(err, errNotPGX) {
+		return false, nil
+	}
+	return true, err
 }
 
 // pgRead runs the read on pc and gives m each row until it has the
@@ -126,34 +136,9 @@ func (q *tableReq) pgRead(ctx context.Context, pc *pgx.Conn, sh *shape, key []an
 			}
 			r.row.Set(at, v)
 		}
-		m.typedRow(&r.row, want)
+		m.row(&r.row, want)
 	}
 	return r.Close()
-}
-
-// typedRow is row for a row read into a rowjson.Row.
-func (m *keyMatch) typedRow(r *rowjson.Row, want []byte) {
-	var gotBuf [64]byte
-	got := gotBuf[:0]
-	for i, at := range m.keyAt {
-		if i > 0 {
-			got = append(got, 0) // as appendKey separates values
-		}
-		v, plain := r.Plain(at) // the driver's own value: no copy
-		if !plain {
-			v = r.Value(at)
-		}
-		got = appendKey(got, v)
-	}
-	switch {
-	case bytes.Equal(got, want):
-		m.exact = true
-	case !m.found && bytes.EqualFold(got, want):
-	default:
-		return
-	}
-	m.buf = r.AppendObject(m.buf[:0])
-	m.found = true
 }
 
 // pgPlanFor returns the plan of the results of sh's native read whose

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/rowjson"
@@ -266,20 +264,13 @@ func (q *tableReq) pgList(ctx context.Context, w http.ResponseWriter, text strin
 		return false, nil
 	}
 	o := q.opts
-	conn, err := q.db.DB.Conn(ctx)
-	if err != nil {
-		return true, q.b.dbError(err)
-	}
 	var (
 		answer streamEnd
 		read   bool
 	)
-	err = conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return errNotPGX
-		}
-		pc := sc.Conn()
+	// The connection goes back before the last write, as database/sql's
+	// rows give theirs back.
+	ok, err = q.onPGX(ctx, func(pc *pgx.Conn) error {
 		r := pgReaders.Get().(*pgRows)
 		defer r.release()
 		r.args = append(r.args[:0], pgx.QueryExecModeCacheStatement, pgFormats)
@@ -293,11 +284,10 @@ func (q *tableReq) pgList(ctx context.Context, w http.ResponseWriter, text strin
 		answer, read = q.streamRows(w, r, o.limit, o.offset, total), true
 		return nil
 	})
-	conn.Close() // before the last write, as database/sql's rows are
 	switch {
 	case read:
 		return true, answer.finish(w)
-	case errors.Is(err, errNotPGX):
+	case !ok:
 		return false, nil
 	case err != nil:
 		return true, q.b.dbError(err)
