@@ -48,8 +48,9 @@ type Backend struct {
 
 	// stmts are the prepared read statements of the pool (prepared.go).
 	stmts atomic.Pointer[stmtCache]
-	// lite keeps, per SQLite driver connection, the statements of the
-	// fast reads run on the driver (litefast.go): driver conn → *liteConn.
+	// lite keeps, per SQLite or MySQL driver connection, the statements
+	// of the fast reads run on the driver (litefast.go, myfast.go):
+	// driver conn → *liteConn.
 	lite sync.Map
 
 	// sync keeps the schema in step across instances (epoch.go) and
@@ -100,7 +101,12 @@ func (b *Backend) Close() error {
 	if b.db == nil {
 		return nil
 	}
-	b.closeLite(b.db.DB)
+	if b.kind == dialects.MySQL {
+		// The server frees a connection's statements when it closes.
+		b.lite.Clear()
+	} else {
+		b.closeLite(b.db.DB)
+	}
 	err := b.db.Close()
 	b.db = nil
 	return err

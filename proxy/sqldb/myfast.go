@@ -31,7 +31,8 @@ import (
 // The statements are kept per driver connection in Backend.lite (the
 // same liteConn as SQLite's): a schema change closes a connection's old
 // statements the next time it is used, a closed connection's entry is
-// dropped when a new connection is first seen, and Close closes them all.
+// dropped when a new connection is first seen, and Close forgets them (the
+// server frees them with their connections).
 
 // errNotMy says that a read cannot run on the MySQL driver (an argument
 // the driver would convert, a connection of another driver): it goes
