@@ -249,3 +249,26 @@ func BenchmarkInProcess(b *testing.B) {
 		})
 	}
 }
+
+// TestOtherClientTitle: the database CPU figure leaves out PostgreSQL
+// backends of other databases, and only those.
+func TestOtherClientTitle(t *testing.T) {
+	for _, c := range []struct {
+		title string
+		other bool
+	}{
+		{"postgres: 15/main: postgres test 127.0.0.1(41234) idle", true},
+		{"postgres: 15/main: postgres pc_bench_x1y2 127.0.0.1(41234) BIND", false},
+		{"postgres: postgres test [local] idle", true},
+		{"postgres: postgres pc_bench_ab [local] SELECT\x00\x00\x00", false},
+		{"postgres: 15/main: checkpointer   ", false},
+		{"postgres: 15/main: walwriter", false},
+		{"postgres: 15/main: autovacuum worker test", false},
+		{"/usr/lib/postgresql/15/bin/postgres\x00-D\x00/var/lib/postgresql/15/main", false},
+		{"postgres: 15/main: logical replication launcher", false},
+	} {
+		if got := otherClientTitle([]byte(c.title)); got != c.other {
+			t.Errorf("%q: other client %v, want %v", c.title, got, c.other)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func createDatabase(ctx context.Context, kind dialects.Kind, dir string) (*datab
 		return nil, fmt.Errorf("%s is set but the server does not answer: %w", env, err)
 	}
 	defer db.Close()
-	name := randomName("pc_bench_")
+	name := randomName(benchDBPrefix)
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		return nil, fmt.Errorf("create database %s: %w", name, err)
 	}

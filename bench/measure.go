@@ -64,15 +64,46 @@ func readPeakRSS() uint64 {
 	return 0
 }
 
+// benchDBPrefix begins the name of every database the bench creates.
+const benchDBPrefix = "pc_bench_"
+
+// otherClient reports whether process pid is a PostgreSQL backend serving
+// a database other than the bench's. A backend's process title is
+// "postgres: [CLUSTER: ]USER DATABASE HOST(PORT) STATE" (or [local] for
+// a socket); the server's own processes (checkpointer, WAL writer, …),
+// which work for every database, are not other clients.
+func otherClient(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	return err == nil && otherClientTitle(b)
+}
+
+// otherClientTitle is otherClient for the process title b.
+func otherClientTitle(b []byte) bool {
+	title, ok := bytes.CutPrefix(b, []byte("postgres: "))
+	if !ok {
+		return false
+	}
+	f := bytes.Fields(bytes.TrimRight(title, "\x00 "))
+	for k := 2; k < len(f); k++ {
+		if host := f[k]; bytes.Equal(host, []byte("[local]")) || bytes.HasSuffix(host, []byte(")")) && bytes.IndexByte(host, '(') > 0 {
+			return !bytes.HasPrefix(f[k-1], []byte(benchDBPrefix))
+		}
+	}
+	return false
+}
+
 // dbServerNames are the process names of the database servers whose CPU a
 // run reports (SQLite runs inside the server process).
 var dbServerNames = map[string]bool{"postgres": true, "mariadbd": true, "mysqld": true}
 
-// dbServerCPU sums the user and system CPU time of every PostgreSQL and
-// MariaDB/MySQL server process on this machine, from /proc. Only the
+// dbServerCPU sums the user and system CPU time of the PostgreSQL and
+// MariaDB/MySQL server processes on this machine, from /proc. Only the
 // bench's engine is busy during a run, so the difference across a run is
-// that engine's CPU for the run (other clients of the same server count
-// too: run on a quiet machine). It is 0 where /proc cannot be read.
+// that engine's CPU for the run. PostgreSQL backends of other databases
+// (another program's tests on the same server) are left out (otherClient);
+// MariaDB serves every client in one process, so there other clients of
+// the same server count too: run on a quiet machine. It is 0 where /proc
+// cannot be read.
 func dbServerCPU() time.Duration {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -89,7 +120,7 @@ func dbServerCPU() time.Duration {
 			continue
 		}
 		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || close < open || !dbServerNames[string(b[open+1:close])] {
+		if open < 0 || close < open || !dbServerNames[string(b[open+1:close])] || otherClient(e.Name()) {
 			continue
 		}
 		f := bytes.Fields(b[close+1:])

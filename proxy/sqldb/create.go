@@ -43,6 +43,9 @@ type insertShape struct {
 	// pgText is text on PostgreSQL as pgInsert runs it, tagged with this
 	// shape (as shape's pgByID is), when the shape is kept.
 	pgText string
+	// lite is set on SQLite when the shape is kept: liteInsert runs it
+	// on a statement kept per driver connection.
+	lite bool
 	// keyCols are the table's key columns (nil when it has no primary
 	// key), keyAt the index of each among the values (-1: not written).
 	keyCols []*dialects.Column
@@ -63,8 +66,11 @@ func (q *tableReq) insertShapeOf(mask uint64) *insertShape {
 	}
 	sh := q.buildInsertShape(mask)
 	if c != nil && c.insertN.Add(1) <= maxInsertShapes {
-		if q.kind == dialects.Postgres {
+		switch q.kind {
+		case dialects.Postgres:
 			sh.pgText = sh.text + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
+		case dialects.SQLite:
+			sh.lite = true
 		}
 		c.inserts.Store(key, sh)
 	}
@@ -195,10 +201,14 @@ func (q *tableReq) createRaw(ctx context.Context, w http.ResponseWriter) (ok boo
 		}
 	}
 	native := false
-	if sh.pgText != "" {
-		if native, err = q.pgInsert(ctx, sh, args, key); err != nil {
-			return true, q.b.dbError(err)
-		}
+	switch {
+	case sh.pgText != "":
+		native, err = q.pgInsert(ctx, sh, args, key)
+	case sh.lite && liteWrites:
+		native, err = q.liteInsert(ctx, sh, args, key)
+	}
+	if err != nil {
+		return true, q.b.dbError(err)
 	}
 	switch {
 	case native:

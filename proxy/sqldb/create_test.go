@@ -1,6 +1,7 @@
 package sqldb_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/portcullis-dev/portcullis/dialects"
@@ -13,7 +14,50 @@ import (
 // (body.go, create.go) against the general path on a twin database: the
 // same status, the same bytes and the same rows written, on every engine.
 func TestFastCreateMatchesGeneral(t *testing.T) {
-	type post struct{ target, body string }
+	c := "_table/customer"
+	posts, all := createPosts()
+	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
+		fast := newDirect(t, cfg)
+		general := newDirect(t, dbtest.Fresh(t, cfg.Kind))
+		for _, p := range posts {
+			fs, fb := fast.call(t, nil, "POST", p.target, rawBody(p.body))
+			restore := sqldb.SetRawBodies(false)
+			gs, gb := general.call(t, nil, "POST", p.target, rawBody(p.body))
+			restore()
+			if fs != gs || fb != gb {
+				t.Errorf("POST %s %s:\n fast    %d %s\n general %d %s", p.target, p.body, fs, fb, gs, gb)
+			}
+		}
+		// A role's field list and record filter are the general path's.
+		for _, g := range []*caller.Grant{
+			{Fields: []string{"id", "name"}},
+			{Filters: []caller.Filter{{Name: "active", Operator: "=", Value: "true"}}},
+		} {
+			for _, body := range []string{`{"resource":[{"name":"G1"}]}`, `{"resource":[{"name":"G2","age":4}]}`, `{"resource":[{"name":"G3","active":false}]}`} {
+				fs, fb := fast.call(t, g, "POST", c, rawBody(body))
+				restore := sqldb.SetRawBodies(false)
+				gs, gb := general.call(t, g, "POST", c, rawBody(body))
+				restore()
+				if fs != gs || fb != gb {
+					t.Errorf("POST %s as %+v:\n fast    %d %s\n general %d %s", body, g, fs, fb, gs, gb)
+				}
+			}
+		}
+		for table, target := range all {
+			fs, fb := fast.call(t, nil, "GET", target, nil)
+			gs, gb := general.call(t, nil, "GET", target, nil)
+			if fs != 200 || fs != gs || fb != gb {
+				t.Errorf("%s after the posts:\n fast    %d %s\n general %d %s", table, fs, fb, gs, gb)
+			}
+		}
+	})
+}
+
+type post struct{ target, body string }
+
+// createPosts are the POSTs TestFastCreateMatchesGeneral sends, and the
+// reads of every table they write.
+func createPosts() ([]post, map[string]string) {
 	c := "_table/customer"
 	posts := []post{
 		{c, `{"resource":[{"name":"Eve","email":"eve@example.com","age":33,"active":false,"balance":12.5,"rating":4.25,"born":"1991-02-03","created":"2024-05-06 07:08:09","notes":"n"}]}`},
@@ -73,39 +117,49 @@ func TestFastCreateMatchesGeneral(t *testing.T) {
 		"customer": "_table/customer?order=id", "orders": "_table/orders?order=id", "tag": "_table/tag?order=id",
 		"order_tag": "_table/order_tag?order=order_id,tag_id", "nokey": "_table/nokey?order=a,b",
 	}
-	dbtest.Each(t, func(t *testing.T, cfg dialects.Config) {
-		fast := newDirect(t, cfg)
-		general := newDirect(t, dbtest.Fresh(t, cfg.Kind))
-		for _, p := range posts {
-			fs, fb := fast.call(t, nil, "POST", p.target, rawBody(p.body))
-			restore := sqldb.SetRawBodies(false)
-			gs, gb := general.call(t, nil, "POST", p.target, rawBody(p.body))
-			restore()
-			if fs != gs || fb != gb {
-				t.Errorf("POST %s %s:\n fast    %d %s\n general %d %s", p.target, p.body, fs, fb, gs, gb)
-			}
+	return posts, all
+}
+
+// TestLiteCreateMatchesStmt checks the POST of one record on SQLite's
+// driver (litecreate.go) against the same fast path through database/sql's
+// Stmt on a twin database: the same status, bytes and rows, failures
+// (a duplicate, a missing parent) undone; then the columns change and the
+// next POST writes the new one at once.
+func TestLiteCreateMatchesStmt(t *testing.T) {
+	posts, all := createPosts()
+	cfg := dbtest.Fresh(t, dialects.SQLite)
+	lite := newDirect(t, cfg)
+	stmt := newDirect(t, dbtest.Fresh(t, dialects.SQLite))
+	posts = append(posts, posts...) // the second round meets kept statements
+	for _, p := range posts {
+		ls, lb := lite.call(t, nil, "POST", p.target, rawBody(p.body))
+		restore := sqldb.SetLiteWrites(false)
+		ss, sb := stmt.call(t, nil, "POST", p.target, rawBody(p.body))
+		restore()
+		if ls != ss || lb != sb {
+			t.Errorf("POST %s %s:\n driver %d %s\n stmt   %d %s", p.target, p.body, ls, lb, ss, sb)
 		}
-		// A role's field list and record filter are the general path's.
-		for _, g := range []*caller.Grant{
-			{Fields: []string{"id", "name"}},
-			{Filters: []caller.Filter{{Name: "active", Operator: "=", Value: "true"}}},
-		} {
-			for _, body := range []string{`{"resource":[{"name":"G1"}]}`, `{"resource":[{"name":"G2","age":4}]}`, `{"resource":[{"name":"G3","active":false}]}`} {
-				fs, fb := fast.call(t, g, "POST", c, rawBody(body))
-				restore := sqldb.SetRawBodies(false)
-				gs, gb := general.call(t, g, "POST", c, rawBody(body))
-				restore()
-				if fs != gs || fb != gb {
-					t.Errorf("POST %s as %+v:\n fast    %d %s\n general %d %s", body, g, fs, fb, gs, gb)
-				}
-			}
+	}
+	for table, target := range all {
+		ls, lb := lite.call(t, nil, "GET", target, nil)
+		ss, sb := stmt.call(t, nil, "GET", target, nil)
+		if ls != 200 || ls != ss || lb != sb {
+			t.Errorf("%s after the posts:\n driver %d %s\n stmt   %d %s", table, ls, lb, ss, sb)
 		}
-		for table, target := range all {
-			fs, fb := fast.call(t, nil, "GET", target, nil)
-			gs, gb := general.call(t, nil, "GET", target, nil)
-			if fs != 200 || fs != gs || fb != gb {
-				t.Errorf("%s after the posts:\n fast    %d %s\n general %d %s", table, fs, fb, gs, gb)
-			}
-		}
-	})
+	}
+	if n := sqldb.LiteStatements(lite.b); n == 0 {
+		t.Errorf("no statement kept on the driver's connections")
+	}
+	// A new column is written by the next POST.
+	db := dbtest.Open(t, cfg)
+	if _, err := db.ExecContext(t.Context(), `ALTER TABLE tag ADD COLUMN extra TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	lite.b.(interface{ InvalidateSchema() }).InvalidateSchema()
+	if s, body := lite.call(t, nil, "POST", "_table/tag", rawBody(`{"resource":[{"label":"x","extra":"new"}]}`)); s != 200 {
+		t.Fatalf("POST after a new column: %d %s", s, body)
+	}
+	if _, body := lite.call(t, nil, "GET", "_table/tag?order=id", nil); !strings.Contains(body, `"extra":"new"`) {
+		t.Errorf("after a new column: %s", body)
+	}
 }

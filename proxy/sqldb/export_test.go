@@ -59,3 +59,11 @@ func SetNativeMy(on bool) (restore func()) {
 	nativeMy = on
 	return func() { nativeMy = old }
 }
+
+// SetLiteWrites turns running the POST of one record on SQLite's driver
+// (litecreate.go) on or off, for tests comparing it with database/sql's.
+func SetLiteWrites(on bool) (restore func()) {
+	old := liteWrites
+	liteWrites = on
+	return func() { liteWrites = old }
+}

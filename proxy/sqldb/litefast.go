@@ -132,6 +132,19 @@ func liteArgs(dst []driver.NamedValue, args []any) ([]driver.NamedValue, bool) {
 // liteStmt returns the statement of text prepared on dc, a connection of
 // db held by the caller, preparing it on first use.
 func (b *Backend) liteStmt(dc any, db *sql.DB, text string) (driver.StmtQueryContext, error) {
+	st, err := b.litePrepared(dc, db, text)
+	if err != nil {
+		return nil, err
+	}
+	sq, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return nil, errNotLite
+	}
+	return sq, nil
+}
+
+// litePrepared is liteStmt's statement as the driver gives it.
+func (b *Backend) litePrepared(dc any, db *sql.DB, text string) (driver.Stmt, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok || b.kind != dialects.SQLite {
 		return nil, errNotLite
@@ -156,11 +169,7 @@ func (b *Backend) liteStmt(dc any, db *sql.DB, text string) (driver.StmtQueryCon
 		}
 		lc.stmts[text] = st
 	}
-	sq, ok := st.(driver.StmtQueryContext)
-	if !ok {
-		return nil, errNotLite
-	}
-	return sq, nil
+	return st, nil
 }
 
 // closeLite finalizes the statements the fast reads prepared on db's
