@@ -48,8 +48,9 @@ type Backend struct {
 
 	// stmts are the prepared read statements of the pool (prepared.go).
 	stmts atomic.Pointer[stmtCache]
-	// lite keeps, per SQLite driver connection, the statements of the
-	// fast reads run on the driver (litefast.go): driver conn → *liteConn.
+	// lite keeps, per SQLite or MySQL driver connection, the statements
+	// of the fast reads run on the driver (litefast.go, myfast.go):
+	// driver conn → *liteConn.
 	lite sync.Map
 	// liteWriter lets one POST of one record at a time write on SQLite
 	// (litecreate.go): a buffered channel of one.
@@ -104,7 +105,12 @@ func (b *Backend) Close() error {
 	if b.db == nil {
 		return nil
 	}
-	b.closeLite(b.db.DB)
+	if b.kind == dialects.MySQL {
+		// The server frees a connection's statements when it closes.
+		b.lite.Clear()
+	} else {
+		b.closeLite(b.db.DB)
+	}
 	err := b.db.Close()
 	b.db = nil
 	return err

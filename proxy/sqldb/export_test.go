@@ -52,6 +52,14 @@ func LiteStatements(b any) int {
 	return n
 }
 
+// SetNativeMy turns the MySQL fast reads on the driver (myfast.go) on or
+// off, for tests comparing them with database/sql's.
+func SetNativeMy(on bool) (restore func()) {
+	old := nativeMy
+	nativeMy = on
+	return func() { nativeMy = old }
+}
+
 // SetLiteWrites turns running the POST of one record on SQLite's driver
 // (litecreate.go) on or off, for tests comparing it with database/sql's.
 func SetLiteWrites(on bool) (restore func()) {

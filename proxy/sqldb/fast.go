@@ -58,6 +58,9 @@ type shape struct {
 	// liteByIDPlan and litePagePlan are how liteByID's and litePage's
 	// results are written.
 	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
+	// myByIDPlan and myPagePlan are how byID's and page's results are
+	// written when MySQL runs them on the driver (myfast.go).
+	myByIDPlan, myPagePlan atomic.Pointer[readPlan]
 }
 
 // shapes numbers the shapes built (pgByID's tag).
@@ -193,8 +196,8 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 	want := appendKey(wantBuf[:0], key...)
 	m := keyMatch{keyAt: sh.keyAt, buf: (*pb)[:0]}
 	defer func() { *pb = m.buf }()
-	if q.kind == dialects.SQLite {
-		ok, err := q.liteRead(ctx, sh, sh.liteByID, key, &sh.liteByIDPlan, func(rr *rowReader) error {
+	if q.kind == dialects.SQLite || q.kind == dialects.MySQL && nativeMy {
+		read := func(rr *rowReader) error {
 			for !m.exact {
 				ok, err := rr.Next()
 				if err != nil {
@@ -206,7 +209,13 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 				m.row(rr.rj, want)
 			}
 			return q.b.dbError(rr.Close())
-		})
+		}
+		var ok bool
+		if q.kind == dialects.SQLite {
+			ok, err = q.liteRead(ctx, sh, sh.liteByID, key, &sh.liteByIDPlan, read)
+		} else {
+			ok, err = q.myRead(ctx, sh.byID, key, &sh.myByIDPlan, read)
+		}
 		if ok {
 			if err != nil {
 				return true, err
@@ -323,12 +332,19 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 		}
 	}
 	args := []any{int64(o.limit) + 1, int64(o.offset)}
-	if q.kind == dialects.SQLite {
+	if q.kind == dialects.SQLite || q.kind == dialects.MySQL && nativeMy {
 		var end streamEnd
-		ok, err := q.liteRead(ctx, sh, sh.litePage, args, &sh.litePagePlan, func(rr *rowReader) error {
+		read := func(rr *rowReader) error {
 			end = q.streamRows(w, rr, o.limit, o.offset, -1)
 			return nil
-		})
+		}
+		var ok bool
+		var err error
+		if q.kind == dialects.SQLite {
+			ok, err = q.liteRead(ctx, sh, sh.litePage, args, &sh.litePagePlan, read)
+		} else {
+			ok, err = q.myRead(ctx, sh.page, args, &sh.myPagePlan, read)
+		}
 		if ok {
 			if err != nil {
 				return true, err // before any row was read

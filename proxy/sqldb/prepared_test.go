@@ -31,8 +31,8 @@ func TestReadsArePrepared(t *testing.T) {
 		switch cfg.Kind {
 		case dialects.Postgres:
 			want = 0 // reads by key and lists are pgx's cached statements (pgfast.go, pglist.go)
-		case dialects.SQLite:
-			want = 1 // the read by key is the driver's own statement (litefast.go)
+		case dialects.SQLite, dialects.MySQL:
+			want = 1 // the read by key is the driver's own statement (litefast.go, myfast.go)
 		}
 		if n := sqldb.CachedStatements(d.b); n != want {
 			t.Errorf("%d prepared statements for two shapes, want %d", n, want)
