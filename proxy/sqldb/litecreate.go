@@ -58,21 +58,21 @@ func (q *tableReq) liteInsert(ctx context.Context, sh *insertShape, args, key []
 	}
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
-		st, err := q.b.litePrepared(dc, q.db.DB, sh.text)
+		st, err := q.b.driverStmt(ctx, dc, q.db.DB, sh.text)
 		if err != nil {
 			return err
 		}
 		if !sh.returning {
 			ex, ok := st.(driver.StmtExecContext)
 			if !ok {
-				return errNotLite
+				return errNotDriver
 			}
 			_, err := ex.ExecContext(context.Background(), nv)
 			return err
 		}
 		qc, ok := st.(driver.StmtQueryContext)
 		if !ok {
-			return errNotLite
+			return errNotDriver
 		}
 		rows, err := qc.QueryContext(context.Background(), nv)
 		if err != nil {
@@ -80,7 +80,7 @@ func (q *tableReq) liteInsert(ctx context.Context, sh *insertShape, args, key []
 		}
 		return liteScanKey(rows, key)
 	})
-	if errors.Is(err, errNotLite) {
+	if errors.Is(err, errNotDriver) {
 		return false, nil
 	}
 	return true, err

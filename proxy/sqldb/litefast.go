@@ -59,9 +59,11 @@ func (lc *liteConn) closeAll() {
 	clear(lc.stmts)
 }
 
-// errNotLite says that a connection is not one the driver path knows: the
-// read goes through database/sql.
-var errNotLite = errors.New("sqldb: not a SQLite driver connection")
+// errNotDriver says that a read or insert cannot run on the SQLite or
+// MySQL driver itself (a connection of another driver, an argument the
+// driver would convert in a way of its own): it goes through
+// database/sql.
+var errNotDriver = errors.New("sqldb: not a connection the driver path knows")
 
 // liteRead runs text (sh.liteByID or sh.litePage) with args on a
 // connection of the pool through the driver and gives fn a reader of its
@@ -85,7 +87,7 @@ func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []
 	defer conn.Close()
 	var fnErr error
 	err = conn.Raw(func(dc any) error {
-		st, err := q.b.liteStmt(dc, q.db.DB, text)
+		st, err := q.b.driverQuery(ctx, dc, q.db.DB, text)
 		if err != nil {
 			return err
 		}
@@ -93,7 +95,7 @@ func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []
 		if err != nil {
 			return err
 		}
-		rr, err := newLiteReader(rows, plan, len(q.table.Columns), q.table, sh)
+		rr, err := q.b.newDriverReader(rows, plan, len(q.table.Columns), q.table, sh.liteTimes, sh.liteDecl)
 		if err != nil {
 			rows.Close()
 			return err
@@ -103,7 +105,7 @@ func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []
 		return nil
 	})
 	switch {
-	case errors.Is(err, errNotLite):
+	case errors.Is(err, errNotDriver):
 		return false, nil
 	case err != nil:
 		return true, q.b.dbError(err)
@@ -129,31 +131,28 @@ func liteArgs(dst []driver.NamedValue, args []any) ([]driver.NamedValue, bool) {
 	return dst, true
 }
 
-// liteStmt returns the statement of text prepared on dc, a connection of
-// db held by the caller, preparing it on first use.
-func (b *Backend) liteStmt(dc any, db *sql.DB, text string) (driver.StmtQueryContext, error) {
-	st, err := b.litePrepared(dc, db, text)
-	if err != nil {
-		return nil, err
-	}
-	sq, ok := st.(driver.StmtQueryContext)
-	if !ok {
-		return nil, errNotLite
-	}
-	return sq, nil
-}
-
-// litePrepared is liteStmt's statement as the driver gives it.
-func (b *Backend) litePrepared(dc any, db *sql.DB, text string) (driver.Stmt, error) {
+// driverStmt returns the statement of text prepared on dc, a SQLite or
+// MySQL driver connection of db held by the caller (inside sql.Conn.Raw),
+// preparing it on first use. The statements are kept per connection
+// (Backend.lite) with the statement cache of the schema they were
+// prepared for: a schema change (dropStatements) closes a connection's
+// old statements the next time it is used, as does going past
+// maxLiteStmts. A connection seen for the first time first drops the
+// entries of connections the pool has closed (pruneClosed). MySQL
+// prepares with ctx (a round trip to the server); SQLite, in the
+// process, without it (a context with a Done channel would cost the
+// driver a goroutine).
+func (b *Backend) driverStmt(ctx context.Context, dc any, db *sql.DB, text string) (driver.Stmt, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
-	if !ok || b.kind != dialects.SQLite {
-		return nil, errNotLite
+	if !ok || b.kind != dialects.SQLite && b.kind != dialects.MySQL {
+		return nil, errNotDriver
 	}
 	gen := b.statements(db)
 	var lc *liteConn
 	if v, ok := b.lite.Load(dc); ok {
 		lc = v.(*liteConn)
 	} else {
+		b.pruneClosed()
 		lc = &liteConn{gen: gen, stmts: map[string]driver.Stmt{}}
 		b.lite.Store(dc, lc)
 	}
@@ -163,13 +162,42 @@ func (b *Backend) litePrepared(dc any, db *sql.DB, text string) (driver.Stmt, er
 		lc.gen, st = gen, nil
 	}
 	if st == nil {
+		if b.kind == dialects.SQLite {
+			ctx = context.Background()
+		}
 		var err error
-		if st, err = pc.PrepareContext(context.Background(), text); err != nil {
+		if st, err = pc.PrepareContext(ctx, text); err != nil {
 			return nil, err
 		}
 		lc.stmts[text] = st
 	}
 	return st, nil
+}
+
+// driverQuery is driverStmt for a statement that returns rows.
+func (b *Backend) driverQuery(ctx context.Context, dc any, db *sql.DB, text string) (driver.StmtQueryContext, error) {
+	st, err := b.driverStmt(ctx, dc, db, text)
+	if err != nil {
+		return nil, err
+	}
+	sq, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return nil, errNotDriver
+	}
+	return sq, nil
+}
+
+// pruneClosed forgets the statements of connections the pool has closed
+// (driver.Validator says so; their statements went with them), so that
+// connections replaced over time (ConnMaxLifetime, ConnMaxIdleTime) are
+// not kept.
+func (b *Backend) pruneClosed() {
+	b.lite.Range(func(k, _ any) bool {
+		if v, ok := k.(driver.Validator); ok && !v.IsValid() {
+			b.lite.Delete(k)
+		}
+		return true
+	})
 }
 
 // closeLite finalizes the statements the fast reads prepared on db's
@@ -207,11 +235,15 @@ func (b *Backend) closeLite(db *sql.DB) {
 	b.lite.Clear()
 }
 
-// newLiteReader wraps rows, a result of the driver for one of sh's texts,
-// in a reader from the pool, with the plan kept in plan (worked out from
-// rows' columns on the first read, as newRowReader works it out from
-// database/sql's, with sh.liteDecl's declared types).
-func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int, table *dialects.Table, sh *shape) (*rowReader, error) {
+// newDriverReader wraps rows, a result of the SQLite or MySQL driver for
+// a fast read, in a reader from the pool, with the plan kept in plan
+// (worked out from rows' columns on the first read, as newRowReader works
+// it out from database/sql's, which asks the driver the same). times are
+// the columns selected as +column whose text the reader turns into times
+// (SQLite; liteTime) and decl the declared types of the result's columns
+// for them.
+func (b *Backend) newDriverReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int, table *dialects.Table,
+	times []int, decl []string) (*rowReader, error) {
 	var p *rowjson.Plan
 	if rp := plan.Load(); rp != nil && rp.visible == visible && rp.hints == table {
 		p = rp.p
@@ -219,17 +251,17 @@ func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int
 	names := rows.Columns()
 	if p == nil || p.Len() != len(names) {
 		types, ok := rows.(driver.RowsColumnTypeDatabaseTypeName)
-		if !ok || len(sh.liteTimes) > 0 && len(sh.liteDecl) != len(names) {
-			return nil, errNotLite
+		if !ok || len(times) > 0 && len(decl) != len(names) {
+			return nil, errNotDriver
 		}
 		cols := make([]rowjson.ResultColumn, len(names))
 		for i, name := range names {
 			cols[i] = rowjson.ResultColumn{Name: name, DatabaseType: types.ColumnTypeDatabaseTypeName(i)}
-			if len(sh.liteTimes) > 0 && sh.liteDecl[i] != "" {
-				cols[i].DatabaseType = sh.liteDecl[i]
+			if len(times) > 0 && decl[i] != "" {
+				cols[i].DatabaseType = decl[i]
 			}
 		}
-		p = rowjson.NewPlanOf(dialects.SQLite, cols, rowjson.Options{Table: table, Visible: visible})
+		p = rowjson.NewPlanOf(b.kind, cols, rowjson.Options{Table: table, Visible: visible})
 		plan.Store(&readPlan{visible: visible, hints: table, p: p})
 	}
 	n := p.Len()
@@ -242,7 +274,7 @@ func newLiteReader(rows driver.Rows, plan *atomic.Pointer[readPlan], visible int
 		r.vals = make([]driver.Value, n)
 	}
 	r.rj, r.drows, r.vals, r.visible, r.ncols = &r.own, rows, r.vals[:n], visible, n
-	r.times = sh.liteTimes
+	r.times = times
 	return r, nil
 }
 
