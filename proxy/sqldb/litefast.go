@@ -49,6 +49,9 @@ type liteConn struct {
 	// prepared for.
 	gen   *stmtCache
 	stmts map[string]driver.Stmt
+	// used is when the connection last ran one of them (UnixNano); it is
+	// the one field pruneClosed reads from outside the holder.
+	used atomic.Int64
 }
 
 // closeAll finalizes the connection's statements.
@@ -156,6 +159,7 @@ func (b *Backend) driverStmt(ctx context.Context, dc any, db *sql.DB, text strin
 		lc = &liteConn{gen: gen, stmts: map[string]driver.Stmt{}}
 		b.lite.Store(dc, lc)
 	}
+	lc.used.Store(time.Now().UnixNano())
 	st := lc.stmts[text]
 	if lc.gen != gen || st == nil && len(lc.stmts) >= maxLiteStmts {
 		lc.closeAll() // prepared for an older schema, or too many
@@ -187,13 +191,28 @@ func (b *Backend) driverQuery(ctx context.Context, dc any, db *sql.DB, text stri
 	return sq, nil
 }
 
-// pruneClosed forgets the statements of connections the pool has closed
-// (driver.Validator says so; their statements went with them), so that
+// staleStmts is how long a MySQL connection's statements are kept unused
+// before pruneClosed takes the connection for closed: three times the idle
+// time after which the pool closes a connection (dialects/mysql).
+const staleStmts = 15 * time.Minute
+
+// pruneClosed forgets the statements of MySQL connections the pool has
+// closed (the server freed their statements with them), so that
 // connections replaced over time (ConnMaxLifetime, ConnMaxIdleTime) are
-// not kept.
+// not kept. It cannot ask a connection it does not hold whether it is
+// closed (the driver's IsValid reads state its holder writes), so it goes
+// by when each was last used: longer ago than staleStmts, it is closed. A
+// live connection taken for closed only prepares its statements again.
+// SQLite's connections are never closed by the pool (no lifetime or idle
+// limit), and forgetting a live one would leave its statements open, so
+// they are kept.
 func (b *Backend) pruneClosed() {
-	b.lite.Range(func(k, _ any) bool {
-		if v, ok := k.(driver.Validator); ok && !v.IsValid() {
+	if b.kind != dialects.MySQL {
+		return
+	}
+	cut := time.Now().Add(-staleStmts).UnixNano()
+	b.lite.Range(func(k, v any) bool {
+		if v.(*liteConn).used.Load() < cut {
 			b.lite.Delete(k)
 		}
 		return true
