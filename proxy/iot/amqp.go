@@ -530,7 +530,13 @@ func (a *AMQP) listenOnce(ctx context.Context, src *amqpSource, deliver func(Mes
 	if err != nil {
 		return err
 	}
-	deliveries, err := ch.ConsumeWithContext(ctx, q, consumerTag(), false, false, false, false, nil)
+	// Not ConsumeWithContext: it cancels the consumer from a goroutine of
+	// its own when ctx ends, which can reach the broker after the deferred
+	// Close, on a channel number a new channel (a publish) has taken: the
+	// broker answers CHANNEL_ERROR and closes the whole connection. The
+	// consumer is cancelled here, before the channel closes.
+	tag := consumerTag()
+	deliveries, err := ch.Consume(q, tag, false, false, false, false, nil)
 	if err != nil {
 		return amqpErr(err)
 	}
@@ -538,6 +544,7 @@ func (a *AMQP) listenOnce(ctx context.Context, src *amqpSource, deliver func(Mes
 	for {
 		select {
 		case <-ctx.Done():
+			_ = ch.Cancel(tag, false)
 			return nil
 		case d, ok := <-deliveries:
 			if !ok {
