@@ -467,7 +467,9 @@ func (a *AMQP) Consume(ctx context.Context, s Source, limit int, wait time.Durat
 		return nil, err
 	}
 	tag := consumerTag()
-	deliveries, err := ch.ConsumeWithContext(ctx, q, tag, false, false, false, false, nil)
+	// Not ConsumeWithContext: see listenOnce. The consumer is cancelled
+	// below, before the channel closes.
+	deliveries, err := ch.Consume(q, tag, false, false, false, false, nil)
 	if err != nil {
 		return nil, amqpErr(err)
 	}
