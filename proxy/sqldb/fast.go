@@ -210,12 +210,11 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 			}
 			return q.b.dbError(rr.Close())
 		}
-		var ok bool
+		text, plan := sh.byID, &sh.myByIDPlan
 		if q.kind == dialects.SQLite {
-			ok, err = q.liteRead(ctx, sh, sh.liteByID, key, &sh.liteByIDPlan, read)
-		} else {
-			ok, err = q.myRead(ctx, sh.byID, key, &sh.myByIDPlan, read)
+			text, plan = sh.liteByID, &sh.liteByIDPlan
 		}
+		ok, err := q.driverRead(ctx, sh, text, key, plan, read)
 		if ok {
 			if err != nil {
 				return true, err
@@ -338,13 +337,11 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 			end = q.streamRows(w, rr, o.limit, o.offset, -1)
 			return nil
 		}
-		var ok bool
-		var err error
+		text, plan := sh.page, &sh.myPagePlan
 		if q.kind == dialects.SQLite {
-			ok, err = q.liteRead(ctx, sh, sh.litePage, args, &sh.litePagePlan, read)
-		} else {
-			ok, err = q.myRead(ctx, sh.page, args, &sh.myPagePlan, read)
+			text, plan = sh.litePage, &sh.litePagePlan
 		}
+		ok, err := q.driverRead(ctx, sh, text, args, plan, read)
 		if ok {
 			if err != nil {
 				return true, err // before any row was read

@@ -68,18 +68,28 @@ func (lc *liteConn) closeAll() {
 // database/sql.
 var errNotDriver = errors.New("sqldb: not a connection the driver path knows")
 
-// liteRead runs text (sh.liteByID or sh.litePage) with args on a
-// connection of the pool through the driver and gives fn a reader of its
-// rows, planned with plan (kept for the text, worked out on the first
-// read). ok is false when it cannot (an
-// argument database/sql would convert in a way of its own, a connection
-// of another driver): the caller then reads through database/sql. Errors
-// of the database come back as dbError makes them; fn's as it returns
-// them.
-func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []any, plan *atomic.Pointer[readPlan],
+// driverRead runs text (a shape's read by key or page) with args on a
+// connection of the pool through the SQLite or MySQL driver and gives fn
+// a reader of its rows, planned with plan (kept for the text, worked out
+// on the first read). ok is false when it cannot (an argument
+// database/sql would convert in a way of its own, a connection of another
+// driver, one the driver found unusable before sending anything, which
+// database/sql has then dropped): the caller reads through database/sql,
+// which retries on another connection. Errors of the database come back
+// as dbError makes them; fn's as it returns them. MySQL runs the query
+// with ctx, which its driver watches; SQLite, in the process, without it
+// (its driver would start a goroutine to interrupt it).
+func (q *tableReq) driverRead(ctx context.Context, sh *shape, text string, args []any, plan *atomic.Pointer[readPlan],
 	fn func(rr *rowReader) error) (ok bool, err error) {
 	var argBuf [4]driver.NamedValue
-	nv, ok := liteArgs(argBuf[:0], args)
+	var nv []driver.NamedValue
+	queryCtx := ctx
+	if q.kind == dialects.SQLite {
+		nv, ok = liteArgs(argBuf[:0], args)
+		queryCtx = context.Background()
+	} else {
+		nv, ok = myArgs(argBuf[:0], args)
+	}
 	if !ok {
 		return false, nil
 	}
@@ -94,7 +104,7 @@ func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []
 		if err != nil {
 			return err
 		}
-		rows, err := st.QueryContext(context.Background(), nv)
+		rows, err := st.QueryContext(queryCtx, nv)
 		if err != nil {
 			return err
 		}
@@ -108,7 +118,7 @@ func (q *tableReq) liteRead(ctx context.Context, sh *shape, text string, args []
 		return nil
 	})
 	switch {
-	case errors.Is(err, errNotDriver):
+	case errors.Is(err, errNotDriver), errors.Is(err, driver.ErrBadConn):
 		return false, nil
 	case err != nil:
 		return true, q.b.dbError(err)

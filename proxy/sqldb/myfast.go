@@ -1,10 +1,7 @@
 package sqldb
 
 import (
-	"context"
 	"database/sql/driver"
-	"errors"
-	"sync/atomic"
 )
 
 // The fast reads on MySQL (a record by key, a plain page) run on the
@@ -30,55 +27,19 @@ import (
 // dropped when a new connection is first seen, and Close forgets them (the
 // server frees them with their connections).
 
-// myRead is liteRead for MySQL: it runs text (sh.byID or sh.page) with
-// args on a connection of the pool through the driver and gives fn a
-// reader of its rows, planned with plan. ok is false when the read must
-// go through database/sql instead (see errNotDriver, driver.ErrBadConn).
-func (q *tableReq) myRead(ctx context.Context, text string, args []any, plan *atomic.Pointer[readPlan],
-	fn func(rr *rowReader) error) (ok bool, err error) {
-	var argBuf [4]driver.NamedValue
-	nv := argBuf[:0]
+// myArgs appends args to dst as the MySQL driver takes them for the fast
+// reads: int64 and string, which its CheckNamedValue keeps as they are.
+// ok is false for anything else (the read goes through database/sql).
+func myArgs(dst []driver.NamedValue, args []any) ([]driver.NamedValue, bool) {
 	for i, a := range args {
 		switch a.(type) {
-		case int64, string: // the driver's CheckNamedValue keeps them as they are
+		case int64, string:
 		default:
-			return false, nil
+			return nil, false
 		}
-		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: a})
+		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: a})
 	}
-	conn, err := q.db.DB.Conn(ctx)
-	if err != nil {
-		return true, q.b.dbError(err)
-	}
-	defer conn.Close()
-	var fnErr error
-	err = conn.Raw(func(dc any) error {
-		st, err := q.b.driverQuery(ctx, dc, q.db.DB, text)
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, nv)
-		if err != nil {
-			return err
-		}
-		rr, err := q.b.newDriverReader(rows, plan, len(q.table.Columns), q.table, nil, nil)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		defer rr.release()
-		fnErr = fn(rr)
-		return nil
-	})
-	switch {
-	case errors.Is(err, errNotDriver), errors.Is(err, driver.ErrBadConn):
-		// database/sql has dropped a bad connection (Raw); the general
-		// path retries on another.
-		return false, nil
-	case err != nil:
-		return true, q.b.dbError(err)
-	}
-	return true, fnErr
+	return dst, true
 }
 
 // nativeMy turns the driver path of the MySQL fast reads on; tests turn it
