@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/portcullis-dev/portcullis/dialects"
 )
 
 // BenchmarkInProcessPost sends the post scenario's requests straight to
@@ -27,47 +25,7 @@ import (
 // sends from N goroutines per CPU at once, as the load's connections do.
 func BenchmarkInProcessPost(b *testing.B) {
 	ctx := b.Context()
-	dir := b.TempDir()
-	var dbs []*database
-	bases := map[string]*baseDB{}
-	b.Cleanup(func() {
-		for _, bd := range bases {
-			bd.db.Close()
-		}
-		for _, d := range dbs {
-			if d.drop != nil {
-				d.drop()
-			}
-		}
-	})
-	for _, k := range allKinds {
-		if k != dialects.SQLite && adminDSN(k) == "" {
-			continue
-		}
-		d, err := createDatabase(ctx, k, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		dbs = append(dbs, d)
-		if err := seed(ctx, d, 2000); err != nil {
-			b.Fatal(err)
-		}
-		db, err := openBaselineDB(ctx, d)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bd := newBaseDB(k, db)
-		if err := bd.prepare(ctx); err != nil {
-			b.Fatal(err)
-		}
-		bases[string(k)] = bd
-	}
-	inst, err := startInstance(ctx, dir, dbs, "http://127.0.0.1:1", false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.close()
-	base := newBaseline(bases)
+	inst, base, dbs := inProcessServers(b)
 	body, _ := json.Marshal(map[string]any{"resource": []any{map[string]any{"name": "posted 7", "category": postedCategory,
 		"price": json.Number("12.07"), "qty": 7, "active": false,
 		"created": "2024-06-01 12:00:00", "notes": "posted by the bench"}}})

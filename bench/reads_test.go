@@ -23,47 +23,7 @@ import (
 // The two answers are checked to be the same bytes first.
 func BenchmarkInProcessReads(b *testing.B) {
 	ctx := b.Context()
-	dir := b.TempDir()
-	var dbs []*database
-	bases := map[string]*baseDB{}
-	b.Cleanup(func() {
-		for _, bd := range bases {
-			bd.db.Close()
-		}
-		for _, d := range dbs {
-			if d.drop != nil {
-				d.drop()
-			}
-		}
-	})
-	for _, k := range allKinds {
-		if k != dialects.SQLite && adminDSN(k) == "" {
-			continue
-		}
-		d, err := createDatabase(ctx, k, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		dbs = append(dbs, d)
-		if err := seed(ctx, d, 2000); err != nil {
-			b.Fatal(err)
-		}
-		db, err := openBaselineDB(ctx, d)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bd := newBaseDB(k, db)
-		if err := bd.prepare(ctx); err != nil {
-			b.Fatal(err)
-		}
-		bases[string(k)] = bd
-	}
-	inst, err := startInstance(ctx, dir, dbs, "http://127.0.0.1:1", false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.close()
-	base := newBaseline(bases)
+	inst, base, dbs := inProcessServers(b)
 	filter := url.Values{"filter": {"(category = '" + categories[0] + "') and (price > " + strconv.Itoa(filteredMinPrice) + ")"},
 		"order": {"price desc, id asc"}, "limit": {"25"}}
 	baseFilter := url.Values{"category": {categories[0]}, "min_price": {strconv.Itoa(filteredMinPrice)}, "limit": {"25"}}
@@ -123,4 +83,52 @@ func BenchmarkInProcessReads(b *testing.B) {
 			}
 		}
 	}
+}
+
+// inProcessServers starts, for the in-process benchmarks, a Portcullis
+// instance and the baseline on one database per engine (SQLite, and
+// PostgreSQL and MySQL when their DSN variables are set), each seeded with
+// 2,000 rows. Everything is closed and dropped when b ends.
+func inProcessServers(b *testing.B) (inst *instance, base *baseline, dbs []*database) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	bases := map[string]*baseDB{}
+	b.Cleanup(func() {
+		for _, bd := range bases {
+			bd.db.Close()
+		}
+		for _, d := range dbs {
+			if d.drop != nil {
+				d.drop()
+			}
+		}
+	})
+	for _, k := range allKinds {
+		if k != dialects.SQLite && adminDSN(k) == "" {
+			continue
+		}
+		d, err := createDatabase(ctx, k, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dbs = append(dbs, d)
+		if err := seed(ctx, d, 2000); err != nil {
+			b.Fatal(err)
+		}
+		db, err := openBaselineDB(ctx, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bd := newBaseDB(k, db)
+		if err := bd.prepare(ctx); err != nil {
+			b.Fatal(err)
+		}
+		bases[string(k)] = bd
+	}
+	inst, err := startInstance(ctx, dir, dbs, "http://127.0.0.1:1", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(inst.close)
+	return inst, newBaseline(bases), dbs
 }
