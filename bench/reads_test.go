@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 )
@@ -92,6 +93,8 @@ func BenchmarkInProcessReads(b *testing.B) {
 func inProcessServers(b *testing.B) (inst *instance, base *baseline, dbs []*database) {
 	ctx := b.Context()
 	dir := b.TempDir()
+	instanceReloadInterval = time.Hour // no polling counted (see the variable)
+	b.Cleanup(func() { instanceReloadInterval = 0 })
 	bases := map[string]*baseDB{}
 	b.Cleanup(func() {
 		for _, bd := range bases {

@@ -1,6 +1,7 @@
 // Package limiter is Portcullis's rate-limits engine: the spec's ten limit
 // types, which limits apply to a request, endpoint bucketing, counter keys,
-// the five periods, and the counters themselves in ulule/limiter's memory or
+// the five periods, and the counters themselves: in memory (ulule/limiter's
+// memory store's model, in a table of this package) or in ulule/limiter's
 // Redis store. It knows nothing of HTTP: the handlers/ratelimit stage turns
 // a Decision into a 429 and headers, and proxy/system serves
 // system/limit_cache through Engine.Counters and the reset methods.
@@ -16,6 +17,12 @@
 //   - Store holds the counters: NewMemoryStore (this process only) or
 //     NewRedisStore (shared by every process on the same Redis and prefix).
 //     A Store outlives Engines, so counters survive a change of limits.
+//     The memory store is this package's own table (memstore.go) rather
+//     than ulule's memory store, counting exactly as ulule's does (checked
+//     against it on random sequences): an Engine keeps each counter it
+//     found with the counter's key, so a count costs a lock and no key
+//     hashing, and a request reads the clock once for all its counters
+//     instead of twice per counter. The Redis store is ulule's.
 //   - Engine is built by New from the limits; it is immutable and safe for
 //     concurrent use. Engine.Evaluate counts a Request and returns a
 //     Decision.
@@ -96,7 +103,7 @@
 // # limit_cache
 //
 // Engine.Counters and Engine.Counter read counters without counting.
-// ulule's stores cannot enumerate keys, so each_user counters are read for
+// The stores cannot enumerate keys, so each_user counters are read for
 // the user ids the caller names (DreamFactory lists one per active non-admin
 // user). Engine.ResetLimit and Engine.ResetAll (or the same on Store, for
 // limits the Engine does not know) reset them; call Store.ResetLimit when a

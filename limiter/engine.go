@@ -172,14 +172,6 @@ type rule struct {
 // userSlots is the number of user keys an each_user rule keeps.
 const userSlots = 256
 
-// keyCache is the last full key built for a rule (for an each_user rule,
-// for user uid).
-type keyCache struct {
-	epoch, gen uint64
-	uid        int64
-	key        string
-}
-
 // New compiles limits into an Engine counting in store (a new memory store
 // when store is nil; pass the same Store to every Engine that replaces this
 // one, or the counters start again). Every limit must have a unique positive
@@ -381,23 +373,28 @@ func (e *Engine) Match(req Request) []Limit {
 
 // key returns r's counter key under the generations g, for user uid
 // (each_user rules only).
-func (r *rule) key(g *generations, uid int64) string {
+func (r *rule) key(g *generations, uid int64) string { return r.keyEntry(g, uid).key }
+
+// keyEntry returns the cache entry of r's counter key under the
+// generations g, for user uid (each_user rules only), where a memory
+// store keeps the key's counter.
+func (r *rule) keyEntry(g *generations, uid int64) *keyCache {
 	gen := g.of(r.limit.ID)
 	if !r.ti.eachUser {
 		if c := r.cache.Load(); c != nil && c.epoch == g.epoch && c.gen == gen {
-			return c.key
+			return c
 		}
-		k := r.buildKey(g.epoch, gen, 0)
-		r.cache.Store(&keyCache{epoch: g.epoch, gen: gen, key: k})
-		return k
+		c := &keyCache{epoch: g.epoch, gen: gen, key: r.buildKey(g.epoch, gen, 0)}
+		r.cache.Store(c)
+		return c
 	}
 	slot := &r.users[uint64(uid)%userSlots]
 	if c := slot.Load(); c != nil && c.uid == uid && c.epoch == g.epoch && c.gen == gen {
-		return c.key
+		return c
 	}
-	k := r.buildKey(g.epoch, gen, uid)
-	slot.Store(&keyCache{epoch: g.epoch, gen: gen, uid: uid, key: k})
-	return k
+	c := &keyCache{epoch: g.epoch, gen: gen, uid: uid, key: r.buildKey(g.epoch, gen, uid)}
+	slot.Store(c)
+	return c
 }
 
 // buildKey formats "<type>:<id>:<period>:<epoch>.<gen>" and, for each_user
@@ -449,7 +446,10 @@ func (e *Engine) EvaluateInto(ctx context.Context, req Request, outcomes []Outco
 	if len(app) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	gens, err := e.store.snapshot(ctx, time.Now())
+	// The request's one clock read: every counter of the request counts
+	// at the same instant.
+	now := time.Now()
+	gens, err := e.store.snapshot(ctx, now)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -482,8 +482,9 @@ func (e *Engine) EvaluateInto(ctx context.Context, req Request, outcomes []Outco
 		if batch.keys != nil {
 			key, count, reset = batch.keys[i], batch.counts[i], batch.resets[i]
 		} else {
-			key = r.key(gens, req.UserID)
-			count, reset, err = e.store.hit(ctx, key, r.limit.Period)
+			kc := r.keyEntry(gens, req.UserID)
+			key = kc.key
+			count, reset, err = e.store.hit(ctx, key, kc, r.limit.Period, now)
 			if err != nil {
 				return Decision{}, err
 			}
@@ -507,7 +508,7 @@ func (e *Engine) EvaluateInto(ctx context.Context, req Request, outcomes []Outco
 	b := &d.Outcomes[best]
 	d.Limit, d.Remaining, d.Reset = b.Limit.Rate, b.Remaining, b.Reset
 	if !d.Allowed {
-		d.RetryAfter = retryAfter(b.Reset, time.Now(), b.Limit.Period)
+		d.RetryAfter = retryAfter(b.Reset, now, b.Limit.Period)
 	}
 	return d, nil
 }
@@ -550,19 +551,20 @@ func (e *Engine) Counter(ctx context.Context, limitID, userID int64) (Counter, e
 	if r.ti.eachUser && userID <= 0 {
 		return Counter{}, fmt.Errorf("%w (limit %d)", ErrUserRequired, limitID)
 	}
-	gens, err := e.store.snapshot(ctx, time.Now())
+	now := time.Now()
+	gens, err := e.store.snapshot(ctx, now)
 	if err != nil {
 		return Counter{}, err
 	}
-	return e.peek(ctx, r, gens, userID)
+	return e.peek(ctx, r, gens, userID, now)
 }
 
-func (e *Engine) peek(ctx context.Context, r *rule, g *generations, userID int64) (Counter, error) {
+func (e *Engine) peek(ctx context.Context, r *rule, g *generations, userID int64, now time.Time) (Counter, error) {
 	if !r.ti.eachUser {
 		userID = 0
 	}
 	key := r.key(g, userID)
-	count, reset, err := e.store.peek(ctx, key, r.limit.Period)
+	count, reset, err := e.store.peek(ctx, key, r.limit.Period, now)
 	if err != nil {
 		return Counter{}, err
 	}
@@ -583,14 +585,15 @@ func (e *Engine) peek(ctx context.Context, r *rule, g *generations, userID int64
 // when userIDs is empty: the stores cannot enumerate the users that have a
 // counter, so the caller, who knows its users, names them.
 func (e *Engine) Counters(ctx context.Context, userIDs []int64) ([]Counter, error) {
-	gens, err := e.store.snapshot(ctx, time.Now())
+	now := time.Now()
+	gens, err := e.store.snapshot(ctx, now)
 	if err != nil {
 		return nil, err
 	}
 	var out []Counter
 	for _, r := range e.rules {
 		if !r.ti.eachUser {
-			c, err := e.peek(ctx, r, gens, 0)
+			c, err := e.peek(ctx, r, gens, 0, now)
 			if err != nil {
 				return nil, err
 			}
@@ -601,7 +604,7 @@ func (e *Engine) Counters(ctx context.Context, userIDs []int64) ([]Counter, erro
 			if uid <= 0 {
 				continue
 			}
-			c, err := e.peek(ctx, r, gens, uid)
+			c, err := e.peek(ctx, r, gens, uid, now)
 			if err != nil {
 				return nil, err
 			}

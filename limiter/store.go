@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	ulule "github.com/ulule/limiter/v3"
-	"github.com/ulule/limiter/v3/drivers/store/memory"
 	uredis "github.com/ulule/limiter/v3/drivers/store/redis"
 )
 
@@ -39,13 +38,14 @@ const epochField = "*"
 // when the limits change, build a new Engine over the same Store so the
 // counters carry on. A Store is safe for concurrent use.
 //
-// Counters live in a ulule/limiter store (memory or Redis); every counter
+// Counters live in this package's memory counters (ulule's memory store's
+// model, see memCounters) or in ulule/limiter's Redis store; every counter
 // key contains the limit's reset generation and the store-wide epoch, so
 // resetting a limit (or all of them) is O(1): it bumps a number, and the old
 // keys are never read again and expire with their window.
 type Store struct {
-	// Exactly one of cache (memory) and backend (Redis) is set.
-	cache   *memory.CacheWrapper
+	// Exactly one of mem (memory) and backend (Redis) is set.
+	mem     *memCounters
 	backend ulule.Store
 	kind    string
 
@@ -79,19 +79,20 @@ type MemoryOptions struct {
 	CleanUpInterval time.Duration
 }
 
-// NewMemoryStore returns a Store whose counters live in this process, in
-// ulule's memory store (its counter cache, used directly: the store's own
-// key prefixing would cost three allocations per count and is useless in a
-// single process). Counters are not shared with other processes.
+// NewMemoryStore returns a Store whose counters live in this process.
+// They count as ulule's memory store does (fixed windows from a counter's
+// first request), in a table of this package that an Engine reaches
+// without hashing a key per count and with one clock read per request
+// (see memCounters). Counters are not shared with other processes.
 func NewMemoryStore(opts MemoryOptions) *Store {
+	s := &Store{mem: &memCounters{}, kind: "memory"}
+	s.gens.Store(&generations{byLimit: map[int64]uint64{}})
 	switch {
 	case opts.CleanUpInterval == 0:
-		opts.CleanUpInterval = DefaultCleanUpInterval
-	case opts.CleanUpInterval < 0:
-		opts.CleanUpInterval = 0
+		startCleaner(s, s.mem, DefaultCleanUpInterval)
+	case opts.CleanUpInterval > 0:
+		startCleaner(s, s.mem, opts.CleanUpInterval)
 	}
-	s := &Store{cache: memory.NewCache(opts.CleanUpInterval), kind: "memory"}
-	s.gens.Store(&generations{byLimit: map[int64]uint64{}})
 	return s
 }
 
@@ -268,12 +269,14 @@ func rateFor(p Period) ulule.Rate {
 
 const maxCount = int64(^uint64(0) >> 1)
 
-// hit counts one request on key and returns the count and the window's end
-// (Unix seconds, rounded up: the window is open again from then on).
-func (s *Store) hit(ctx context.Context, key string, p Period) (count, reset int64, err error) {
-	if s.cache != nil {
-		n, exp := s.cache.Increment(key, 1, p.Duration())
-		return n, exp.Unix() + 1, nil
+// hit counts one request on key at now and returns the count and the
+// window's end (Unix seconds, rounded up: the window is open again from
+// then on). kc, when not nil, is the key's cache entry, where a memory
+// store keeps the key's counter.
+func (s *Store) hit(ctx context.Context, key string, kc *keyCache, p Period, now time.Time) (count, reset int64, err error) {
+	if s.mem != nil {
+		n, end := s.mem.hit(key, kc, p.Duration(), now.UnixNano())
+		return n, unixSeconds(end) + 1, nil
 	}
 	c, err := s.backend.Get(ctx, key, rateFor(p))
 	if err != nil {
@@ -282,12 +285,22 @@ func (s *Store) hit(ctx context.Context, key string, p Period) (count, reset int
 	return maxCount - c.Remaining, c.Reset + 1, nil
 }
 
-// peek reads the count of key without counting; a missing counter reports
-// 0 and a window ending one period from now.
-func (s *Store) peek(ctx context.Context, key string, p Period) (count, reset int64, err error) {
-	if s.cache != nil {
-		n, exp := s.cache.Get(key, p.Duration())
-		return n, exp.Unix() + 1, nil
+// unixSeconds is time.Unix(0, ns).Unix(): ns in whole seconds, rounded
+// down.
+func unixSeconds(ns int64) int64 {
+	s := ns / int64(time.Second)
+	if ns%int64(time.Second) < 0 {
+		s--
+	}
+	return s
+}
+
+// peek reads the count of key at now without counting; a missing counter
+// reports 0 and a window ending one period from now.
+func (s *Store) peek(ctx context.Context, key string, p Period, now time.Time) (count, reset int64, err error) {
+	if s.mem != nil {
+		n, end := s.mem.peek(key, p.Duration(), now.UnixNano())
+		return n, unixSeconds(end) + 1, nil
 	}
 	c, err := s.backend.Peek(ctx, key, rateFor(p))
 	if err != nil {
@@ -298,8 +311,8 @@ func (s *Store) peek(ctx context.Context, key string, p Period) (count, reset in
 
 // drop deletes one counter key (used to free it at once on reset).
 func (s *Store) drop(ctx context.Context, key string, p Period) error {
-	if s.cache != nil {
-		s.cache.Delete(key)
+	if s.mem != nil {
+		s.mem.drop(key)
 		return nil
 	}
 	if _, err := s.backend.Reset(ctx, key, rateFor(p)); err != nil {

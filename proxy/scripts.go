@@ -7,6 +7,7 @@ import (
 
 	"github.com/portcullis-dev/portcullis/handlers"
 	scriptstage "github.com/portcullis-dev/portcullis/handlers/script"
+	"github.com/portcullis-dev/portcullis/proxy/scriptevent"
 	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/script"
 )
@@ -90,7 +91,7 @@ func (s *Server) scriptEngine(snap *store.Snapshot) *script.Engine {
 	if len(list) == 0 {
 		return nil
 	}
-	return script.New(list, script.Options{Timeout: s.cfg.ScriptTimeout})
+	return script.New(list, script.Options{Timeout: s.cfg.ScriptTimeout, HasLookups: scriptevent.HasLookups})
 }
 
 // scriptStage builds the event-script stage over the engine in force.
@@ -101,6 +102,7 @@ func (s *Server) scriptStage() (handlers.Stage, error) {
 		Logger:      s.logger,
 		MaxResponse: s.cfg.MaxBodyBytes,
 		Queue:       s.scriptQueue,
+		Snapshot:    s.Snapshot,
 	})
 }
 

@@ -14,6 +14,15 @@
 // platform (platform.api.get/post/put/patch/delete(path, payload) through
 // the caller's [Platform], and platform.session).
 //
+// Lookups: as DreamFactory does, the lookups that apply to the caller
+// (private ones included, and built-ins such as {user.id}) are replaced in
+// a script's content before it runs, when the Platform is a
+// [Substituter] and Options.HasLookups found tokens in it; a token
+// without a value stays as it is. Each distinct substituted content is
+// compiled once and kept (at most 64 per script), so a script using
+// {user.id} compiles once per user until the bound drops the variants.
+// A script without tokens pays nothing.
+//
 // Lua (gopher-lua) runs in-process in a sandbox: only the base, table,
 // string and math libraries; no dofile, loadfile, load, loadstring,
 // require, module, collectgarbage, getfenv, setfenv, rawset or

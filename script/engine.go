@@ -67,6 +67,16 @@ type Platform interface {
 	Session() map[string]any
 }
 
+// Substituter is implemented by a Platform that replaces lookups
+// ({name}, DreamFactory's syntax) in a script's content before it runs,
+// as DreamFactory does with every lookup that applies to the caller,
+// private ones included. Substitute returns the content to run and
+// whether it differs from src. The engine asks only for scripts that
+// Options.HasLookups found tokens in.
+type Substituter interface {
+	Substitute(src string) (string, bool)
+}
+
 // Lazy is a part of an event built when a script first reads it (the
 // stage gives the request's parameters and headers so): Lua converts it
 // only then, the other engines get it built ([Resolve]) before the run.
@@ -202,13 +212,53 @@ func compileCached(typ, name, src string) (runner, error) {
 type Options struct {
 	// Timeout is the time limit of one run; zero means DefaultTimeout.
 	Timeout time.Duration
+	// HasLookups reports whether a script's content holds lookup tokens;
+	// the content of those is handed to the run's Platform, when it is a
+	// [Substituter], before each run. Nil means no script has any.
+	HasLookups func(src string) bool
 }
+
+// maxVariants bounds the compiled variants kept per script whose lookups
+// were substituted (one per distinct set of values, such as one per user
+// with {user.id}); past it the variants kept are dropped and compiling
+// starts over, so memory stays bounded whatever the number of callers.
+const maxVariants = 64
 
 // entry is one active script, compiled.
 type entry struct {
 	Script
 	r   runner
 	err error // compile error or unavailable engine: every run fails with it
+
+	lookups  bool // content holds lookup tokens: substituted per run
+	mu       sync.Mutex
+	variants map[string]runner // substituted content → compiled
+}
+
+// variant returns the runner of the substituted content src, compiled on
+// first use and kept (at most maxVariants per script).
+func (en *entry) variant(src string) (runner, error) {
+	en.mu.Lock()
+	r, ok := en.variants[src]
+	en.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	l, ok := languages[en.Type]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, en.Type)
+	}
+	r, err := l.compile(en.Name, src)
+	if err != nil {
+		return nil, err
+	}
+	en.mu.Lock()
+	if en.variants == nil || len(en.variants) >= maxVariants {
+		en.variants = make(map[string]runner)
+	}
+	en.variants[src] = r
+	en.mu.Unlock()
+	return r, nil
 }
 
 // Engine holds the active scripts of one configuration, compiled. It is
@@ -231,6 +281,7 @@ func New(scripts []Script, o Options) *Engine {
 		s.Type = canonical(s.Type)
 		en := &entry{Script: s}
 		en.r, en.err = compileCached(s.Type, s.Name, s.Content)
+		en.lookups = o.HasLookups != nil && o.HasLookups(s.Content)
 		e.byName[s.Name] = en
 		svc, _, _ := strings.Cut(s.Name, ".")
 		e.services[svc] = true
@@ -296,7 +347,18 @@ func (e *Engine) Run(ctx context.Context, name string, ev map[string]any, p Plat
 	if en.Type != "lua" {
 		Resolve(ev)
 	}
-	res, err = en.r.run(ctx, ev, p)
+	r := en.r
+	if sub, ok := p.(Substituter); ok && en.lookups {
+		if src, changed := sub.Substitute(en.Content); changed {
+			if r, err = en.variant(src); err != nil {
+				if errors.Is(err, ErrUnavailable) {
+					return Result{}, true, err
+				}
+				return Result{}, true, &Failure{Message: err.Error(), Err: err}
+			}
+		}
+	}
+	res, err = r.run(ctx, ev, p)
 	if err != nil {
 		var a *Abort
 		if errors.As(err, &a) {

@@ -19,3 +19,14 @@ func NewJSSandbox() { newJSSandbox() }
 
 // JSSandboxesBuilt is how many JavaScript sandboxes were built so far.
 func JSSandboxesBuilt() int64 { return jsBuilt.Load() }
+
+// MaxVariants is maxVariants, for its test.
+const MaxVariants = maxVariants
+
+// Variants is how many substituted variants of script name e keeps.
+func Variants(e *Engine, name string) int {
+	en := e.byName[name]
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	return len(en.variants)
+}

@@ -24,8 +24,50 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer, when set, receives the request metrics.
 	Registerer prometheus.Registerer
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means the monotonic clock (durations only:
+	// one clock read at each end of a request).
 	Now func() time.Time
+}
+
+// since0 is the time the monotonic clock measures requests from:
+// time.Since of a time with a monotonic reading reads only that clock.
+var since0 = time.Now()
+
+// metricKey is the label values of a request's metrics.
+type metricKey struct {
+	service, method string
+	status          int
+}
+
+// metricPair is the request counter and latency histogram of one
+// metricKey.
+type metricPair struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// metricCache keeps the metrics of each metricKey seen, so that a
+// request finds its two with one lookup instead of two hashings and
+// checks of its label values in the vectors. Entries are never removed,
+// as the vectors never drop a series: the label values are the services
+// that existed, the methods (seven and OTHER) and the statuses answered.
+type metricCache struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	m        sync.Map // metricKey → *metricPair
+}
+
+func (c *metricCache) of(service, method string, status int) *metricPair {
+	k := metricKey{service, method, status}
+	if v, ok := c.m.Load(k); ok {
+		return v.(*metricPair)
+	}
+	p := &metricPair{
+		requests: c.requests.WithLabelValues(service, method, strconv.Itoa(status)),
+		latency:  c.latency.WithLabelValues(service, method),
+	}
+	v, _ := c.m.LoadOrStore(k, p)
+	return v.(*metricPair)
 }
 
 // record is the per-request state inner stages fill in.
@@ -55,9 +97,9 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	if opts.Logger == nil {
 		return nil, errors.New("accesslog: Logger is required")
 	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
+	elapsedSince := func() time.Duration { return time.Since(since0) }
+	if opts.Now != nil {
+		elapsedSince = func() time.Duration { return opts.Now().Sub(since0) }
 	}
 	var requests *prometheus.CounterVec
 	var latency *prometheus.HistogramVec
@@ -86,9 +128,13 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 			}
 		}
 	}
+	var metrics *metricCache
+	if requests != nil {
+		metrics = &metricCache{requests: requests, latency: latency}
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := now()
+			start := elapsedSince()
 			rw := writers.Get().(*writer)
 			*rw = writer{ResponseWriter: w, status: http.StatusOK}
 			rec := &rw.rec
@@ -106,7 +152,7 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				*rw = writer{}
 				writers.Put(rw)
 			}()
-			elapsed := now().Sub(start)
+			elapsed := elapsedSince() - start
 			if rw.status >= 500 && r.Context().Err() != nil {
 				// The client went away and the handler failed because of it.
 				rw.status = apierr.StatusClientClosed
@@ -116,9 +162,10 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 				service = "unknown"
 			}
 			method := methodLabel(r.Method)
-			if requests != nil {
-				requests.WithLabelValues(service, method, strconv.Itoa(rw.status)).Inc()
-				latency.WithLabelValues(service, method).Observe(elapsed.Seconds())
+			if metrics != nil {
+				m := metrics.of(service, method, rw.status)
+				m.requests.Inc()
+				m.latency.Observe(elapsed.Seconds())
 			}
 			level, msg := slog.LevelInfo, "request"
 			if rw.status == apierr.StatusClientClosed {

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,5 +132,80 @@ func TestClientClosedIs499(t *testing.T) {
 	out := buf.String()
 	if strings.Count(out, "status=499") != 2 || strings.Contains(out, "status=500") || strings.Contains(out, "request failed") {
 		t.Fatalf("client-closed requests logged as:\n%s", out)
+	}
+}
+
+// TestMetricsPerLabels sends requests of several services, methods and
+// statuses, concurrently, to two stages sharing a registry (as the
+// pipeline's and the public files' do), and checks every series' count
+// and the histograms' sample counts: the stage keeps each series' metrics
+// after its first request, and that must count exactly as looking them up
+// each time did.
+func TestMetricsPerLabels(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var stages []func(http.Handler) http.Handler
+	for range 2 {
+		stage, err := accesslog.New(accesslog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages = append(stages, stage)
+	}
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if svc := r.URL.Query().Get("svc"); svc != "" {
+			accesslog.SetService(r.Context(), svc)
+		}
+		code, _ := strconv.Atoi(r.URL.Query().Get("code"))
+		w.WriteHeader(code)
+	})
+	type series struct{ service, method, code string }
+	want := map[series]int{}
+	latency := map[[2]string]int{}
+	var reqs []*http.Request
+	for i := range 400 {
+		svc := []string{"", "db", "files"}[i%3]
+		method := []string{"GET", "POST", "BREW"}[i%5%3]
+		code := []int{200, 404, 429, 500}[i%7%4]
+		reqs = append(reqs, httptest.NewRequest(method, fmt.Sprintf("/x?svc=%s&code=%d", svc, code), nil))
+		label, m := svc, method
+		if label == "" {
+			label = "unknown"
+		}
+		if m == "BREW" {
+			m = "OTHER"
+		}
+		want[series{label, m, strconv.Itoa(code)}]++
+		latency[[2]string{label, m}]++
+	}
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Go(func() { stages[i%2](inner).ServeHTTP(httptest.NewRecorder(), r) })
+	}
+	wg.Wait()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[series]int{}
+	gotLatency := map[[2]string]int{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			switch mf.GetName() {
+			case "portcullis_http_requests_total":
+				got[series{l["service"], l["method"], l["status"]}] = int(m.GetCounter().GetValue())
+			case "portcullis_http_request_duration_seconds":
+				gotLatency[[2]string{l["service"], l["method"]}] = int(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("request series:\n got %v\nwant %v", got, want)
+	}
+	if !maps.Equal(gotLatency, latency) {
+		t.Errorf("latency samples:\n got %v\nwant %v", gotLatency, latency)
 	}
 }

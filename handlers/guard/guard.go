@@ -127,11 +127,11 @@ func (g *Guard) Stage(next http.Handler) http.Handler {
 		if d := g.opts.WriteTimeout; d > 0 && canSetWriteDeadline(w) {
 			dw := deadlineWriters.Get().(*deadlineWriter)
 			*dw = deadlineWriter{ResponseWriter: w, d: d}
-			dw.extend(time.Now())
+			dw.extend()
 			defer func() {
 				// The server flushes what is buffered after the handler
 				// returns: give that flush the full timeout too.
-				dw.extend(time.Now())
+				dw.extend()
 				*dw = deadlineWriter{} // keeps no reference to the response
 				deadlineWriters.Put(dw)
 			}()
@@ -220,28 +220,32 @@ func canSetWriteDeadline(w http.ResponseWriter) bool {
 }
 
 // extend sets the deadline to now+d; it skips the call when the last one
-// is recent enough (an eighth of d), keeping per-write cost low.
-func (w *deadlineWriter) extend(now time.Time) {
-	if !w.last.IsZero() && now.Sub(w.last) < w.d/8 {
+// is recent enough (an eighth of d), keeping per-write cost low. The
+// check reads only the monotonic clock (time.Since of a time.Now), which
+// is what comparing two time.Now readings used; the wall clock is read
+// when the deadline moves.
+func (w *deadlineWriter) extend() {
+	if !w.last.IsZero() && time.Since(w.last) < w.d/8 {
 		return
 	}
+	now := time.Now()
 	w.last = now
 	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(now.Add(w.d))
 }
 
 func (w *deadlineWriter) WriteHeader(code int) {
-	w.extend(time.Now())
+	w.extend()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
-	w.extend(time.Now())
+	w.extend()
 	return w.ResponseWriter.Write(p)
 }
 
 // Flush flushes the underlying writer.
 func (w *deadlineWriter) Flush() {
-	w.extend(time.Now())
+	w.extend()
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/scriptevent"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/script"
 )
 
@@ -69,6 +70,9 @@ type Options struct {
 	// Queue runs the queued scripts ({event}.queued) after the response;
 	// nil gives the stage a queue of its own with the default bounds.
 	Queue *Queue
+	// Snapshot returns the configuration in force, for the lookups a
+	// script sees and has substituted; nil means none.
+	Snapshot func() *store.Snapshot
 }
 
 type stage struct {
@@ -117,7 +121,7 @@ func (s *stage) serve(e *script.Engine, t *service.Target, w http.ResponseWriter
 		return
 	}
 	ctx := r.Context()
-	plat := &scriptevent.Platform{Handler: s.o.API, MaxDepth: s.o.MaxDepth, ID: caller.IdentityFrom(ctx)}
+	plat := &scriptevent.Platform{Handler: s.o.API, MaxDepth: s.o.MaxDepth, ID: caller.IdentityFrom(ctx), Snapshot: s.o.Snapshot}
 	req, err := scriptevent.RequestEvent(r, t)
 	if err != nil {
 		apierr.Write(w, err)

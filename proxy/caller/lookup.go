@@ -79,6 +79,40 @@ func ReplaceLookups(s string, values map[string]string) (string, error) {
 	return b.String(), nil
 }
 
+// ExpandLookups replaces the lookup tokens of s that have a value, as
+// [ReplaceLookups] does, and leaves every other token as it is: one
+// without a value, a malformed one, or one whose modifier is not allowed or
+// fails. This is DreamFactory's own behaviour, right for text such as a
+// script's content, where braces may be the language's own ({x} in
+// JavaScript) and an unknown name must not stop the run. changed is false
+// when nothing was replaced (s is returned).
+func ExpandLookups(s string, values map[string]string) (out string, changed bool) {
+	if !strings.Contains(s, "{") {
+		return s, false
+	}
+	locs := lookupToken.FindAllStringIndex(s, -1)
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		v, err := resolveLookup(s[loc[0]+1:loc[1]-1], values)
+		if err != nil {
+			continue
+		}
+		if !changed {
+			b.Grow(len(s))
+			changed = true
+		}
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(v)
+		last = loc[1]
+	}
+	if !changed {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
 // FindLookups returns the lookup tokens in s, braces included.
 func FindLookups(s string) []string {
 	if !strings.Contains(s, "{") {

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"sync"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -39,10 +40,9 @@ func (p *parsedCache) put(token string, c *Claims) {
 	p.mu.Unlock()
 }
 
-// timesValid redoes the time checks jwt.ParseWithClaims made: exp (with
-// leeway), and iat and nbf not in the future.
-func (s *Engine) timesValid(c *Claims) error {
-	now := s.now()
+// timesValid redoes, at now, the time checks jwt.ParseWithClaims made:
+// exp (with leeway), and iat and nbf not in the future.
+func (s *Engine) timesValid(c *Claims, now time.Time) error {
 	if c.ExpiresAt == nil || !now.Before(c.ExpiresAt.Time.Add(s.opts.Leeway)) {
 		return unauthenticated(MsgTokenExpired)
 	}

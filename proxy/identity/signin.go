@@ -479,7 +479,7 @@ func (s *Engine) Refresh(ctx context.Context, admin bool, tok string) (*SignedIn
 	if err != nil {
 		return nil, err
 	}
-	if err := s.check(ctx, c, st, true); err != nil {
+	if err := s.check(ctx, c, st, true, s.now()); err != nil {
 		return nil, fail(asError(err).Message)
 	}
 	u := st.user

@@ -96,14 +96,15 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// parse checks a token's signature, method and times and returns its
+// parse checks a token's signature, method and times (at now, s.now();
+// a token verified before has only its times checked) and returns its
 // claims. Errors are 401s with DreamFactory's messages.
-func (s *Engine) parse(ctx context.Context, token string) (*Claims, error) {
+func (s *Engine) parse(ctx context.Context, token string, now time.Time) (*Claims, error) {
 	if err := wellFormed(token); err != nil {
 		return nil, err
 	}
 	if c, ok := s.shared.parsed.get(token); ok {
-		if err := s.timesValid(c); err != nil {
+		if err := s.timesValid(c, now); err != nil {
 			return nil, err
 		}
 		return c, nil

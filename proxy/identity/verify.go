@@ -54,7 +54,8 @@ func (s *Engine) Verify(ctx context.Context, token string) (*Session, error) {
 // verify is Verify without building the Session: the token's claims and
 // its row and user as checked.
 func (s *Engine) verify(ctx context.Context, token string) (*Claims, *rowState, error) {
-	c, err := s.parse(ctx, token)
+	now := s.now() // one reading for the token's and the row's times
+	c, err := s.parse(ctx, token, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,7 +63,7 @@ func (s *Engine) verify(ctx context.Context, token string) (*Claims, *rowState, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.check(ctx, c, st, false); err != nil {
+	if err := s.check(ctx, c, st, false, now); err != nil {
 		return nil, nil, err
 	}
 	return c, st, nil
@@ -126,10 +127,10 @@ func (s *Engine) load(ctx context.Context, db bun.IDB, jti string) (*rowState, e
 	return st, nil
 }
 
-// check applies the row and user conditions to verified claims. With
-// refresh set, an expired browser session is reported as ended.
-func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh bool) error {
-	now := s.now()
+// check applies the row and user conditions to verified claims at now
+// (s.now()). With refresh set, an expired browser session is reported as
+// ended.
+func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh bool, now time.Time) error {
 	row, u := st.row, st.user
 	if row == nil || row.Revoked || row.UserID != c.UserID {
 		return unauthenticated(MsgTokenRevoked)

@@ -16,9 +16,11 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/portcullis-dev/portcullis/policy"
 	"github.com/portcullis-dev/portcullis/proxy/apierr"
 	"github.com/portcullis-dev/portcullis/proxy/caller"
 	"github.com/portcullis-dev/portcullis/proxy/service"
+	"github.com/portcullis-dev/portcullis/proxy/store"
 	"github.com/portcullis-dev/portcullis/script"
 )
 
@@ -188,6 +190,36 @@ type Platform struct {
 	MaxDepth int
 	// ID is the caller; nil calls as an anonymous script.
 	ID *caller.Identity
+	// Snapshot returns the configuration in force, whose lookups a script
+	// sees (platform.session.lookup and lookup_secret) and has substituted
+	// into its content; nil means no lookups.
+	Snapshot func() *store.Snapshot
+}
+
+// HasLookups reports whether src holds lookup tokens ({name}); it is the
+// script engine's Options.HasLookups.
+func HasLookups(src string) bool { return len(caller.FindLookups(src)) > 0 }
+
+// ids are the app, role and user a caller's lookups are merged for.
+func (p *Platform) ids() (app, role, user int64) {
+	if p.ID == nil {
+		return 0, 0, 0
+	}
+	return p.ID.AppID, p.ID.RoleID, p.ID.UserID
+}
+
+// Substitute replaces in src every lookup that applies to the caller, as
+// DreamFactory does before running a script: the named lookups (global,
+// then the app's, the role's and the user's; private ones included) and
+// the identity's built-ins ({user.id}, {role.name}, {app.id}, …; see
+// policy.IdentityLookups). A token without a value stays as it is.
+func (p *Platform) Substitute(src string) (string, bool) {
+	var named map[string]string
+	if p.Snapshot != nil {
+		app, role, user := p.ids()
+		named = p.Snapshot().LookupsFor(app, role, user, true)
+	}
+	return caller.ExpandLookups(src, policy.IdentityLookups(p.ID, named))
 }
 
 // DefaultMaxDepth bounds nested platform.api calls when
@@ -239,16 +271,31 @@ func (p *Platform) API(ctx context.Context, method, path string, payload any) (i
 	return rep.Status, content, nil
 }
 
-// Session is platform.session.
+// Session is platform.session: the caller's user, app and role, and, as
+// in DreamFactory, lookup (the named lookups that apply to the caller and
+// are not private) and lookup_secret (the private ones).
 func (p *Platform) Session() map[string]any {
-	if p.ID == nil {
-		return map[string]any{}
+	s := map[string]any{}
+	if p.ID != nil {
+		s["user"] = map[string]any{"id": p.ID.UserID, "email": p.ID.UserEmail, "name": p.ID.UserName, "is_sys_admin": p.ID.Admin}
+		s["app"] = map[string]any{"id": p.ID.AppID, "name": p.ID.AppName}
+		s["role"] = map[string]any{"id": p.ID.RoleID, "name": p.ID.RoleName}
 	}
-	return map[string]any{
-		"user": map[string]any{"id": p.ID.UserID, "email": p.ID.UserEmail, "name": p.ID.UserName, "is_sys_admin": p.ID.Admin},
-		"app":  map[string]any{"id": p.ID.AppID, "name": p.ID.AppName},
-		"role": map[string]any{"id": p.ID.RoleID, "name": p.ID.RoleName},
+	public, secret := map[string]any{}, map[string]any{}
+	if p.Snapshot != nil {
+		app, role, user := p.ids()
+		snap := p.Snapshot()
+		open := snap.LookupsFor(app, role, user, false)
+		for k, v := range snap.LookupsFor(app, role, user, true) {
+			if _, ok := open[k]; ok {
+				public[k] = v
+			} else {
+				secret[k] = v
+			}
+		}
 	}
+	s["lookup"], s["lookup_secret"] = public, secret
+	return s
 }
 
 // RunError turns a script engine's error into the envelope: an abort

@@ -120,6 +120,7 @@ func (t Type) New(_ context.Context, svc *store.Service, deps service.Deps) (ser
 	}
 	if deps.Registry != nil {
 		b.api = deps.Registry.Handler
+		b.snapshot = deps.Registry.Snapshot
 	}
 	return b, nil
 }
@@ -132,6 +133,8 @@ type Backend struct {
 	file    string
 	timeout time.Duration
 	api     func() http.Handler
+	// snapshot is the configuration in force, for the script's lookups.
+	snapshot func() *store.Snapshot
 
 	mu     sync.Mutex
 	src    string // the source the engine holds
@@ -178,7 +181,7 @@ func (b *Backend) engine() (*script.Engine, error) {
 	}
 	if b.eng == nil || src != b.src {
 		b.eng = script.New([]script.Script{{Name: b.eventName(), Type: b.typ.engine, Content: src, AllowModification: true}},
-			script.Options{Timeout: b.timeout})
+			script.Options{Timeout: b.timeout, HasLookups: scriptevent.HasLookups})
 		b.src = src
 	}
 	return b.eng, nil
@@ -202,7 +205,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := map[string]any{"request": req, "resource": t.Resource}
-	plat := &scriptevent.Platform{Handler: b.api, ID: caller.IdentityFrom(r.Context())}
+	plat := &scriptevent.Platform{Handler: b.api, ID: caller.IdentityFrom(r.Context()), Snapshot: b.snapshot}
 	res, _, err := e.Run(r.Context(), b.eventName(), ev, plat)
 	if err != nil {
 		apierr.Write(w, scriptevent.RunError(err))

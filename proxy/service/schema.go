@@ -39,6 +39,24 @@ var secretWords = []string{"password", "passwords", "passwd", "passphrase", "sec
 // credential: SOAP's wsse_username_token is the wsu:Id of the WSSE header.
 var notSecret = []string{"wsse_username_token"}
 
+// credentialHeaders are HTTP headers that carry a credential whatever
+// their name says.
+var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie"}
+
+// SecretEntry reports whether a name/value entry of a configuration's list
+// (a header or a parameter an rws, SOAP or MCP service sends upstream)
+// holds a credential in its value: its name satisfies SecretKey (api_key,
+// X-Auth-Token, X-Api-Key) or is a header that carries credentials
+// (Authorization, Proxy-Authorization, Cookie).
+func SecretEntry(name string) bool {
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return SecretKey(name)
+}
+
 // SecretKey reports whether a configuration key (at any depth of a
 // service's config) holds a credential: its name ends with a word such as
 // password, secret, token, private key or API key (password,

@@ -165,10 +165,39 @@ func redactConfig(raw json.RawMessage, path string, redacted *[]string) json.Raw
 		default:
 			if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '{' {
 				m[k] = redactConfig(v, path+"."+k, redacted)
+			} else if len(t) > 0 && t[0] == '[' {
+				m[k] = redactEntries(v, path+"."+k, redacted)
 			}
 		}
 	}
 	out, _ := json.Marshal(m)
+	return out
+}
+
+// redactEntries removes the value of each credential entry of a list in a
+// service configuration (a header such as Authorization, a parameter such
+// as api_key: service.SecretEntry), recording each removed path, and
+// redacts the objects in the list.
+func redactEntries(raw json.RawMessage, path string, redacted *[]string) json.RawMessage {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return raw
+	}
+	for i, el := range list {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if e, name, ok := entryOf(el); ok && service.SecretEntry(name) {
+			if vk := valueKey(e); vk != "" {
+				delete(e, vk)
+				list[i], _ = json.Marshal(e)
+				*redacted = append(*redacted, at+"."+vk)
+			}
+			continue
+		}
+		if t := bytes.TrimSpace(el); len(t) > 0 && t[0] == '{' {
+			list[i] = redactConfig(el, at, redacted)
+		}
+	}
+	out, _ := json.Marshal(list)
 	return out
 }
 
