@@ -239,6 +239,19 @@ func TestMySQLDriverReadsEndWithTheRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // the server closes them
+	// The server closes them; wait until their threads are gone.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var left int
+		q := "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
+		if err := adm.QueryRowContext(ctx, q).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d killed connections still on the server", left)
+		}
+	}
 	readsOK("after the kill")
 }
