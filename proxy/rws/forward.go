@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -65,17 +66,24 @@ func needsReverseProxy(w http.ResponseWriter, r *http.Request, ctx context.Conte
 	return false
 }
 
-// forward sends the planned request upstream and streams the answer back,
-// doing what httputil.ReverseProxy with Rewrite does for a request that is
-// not a protocol upgrade, without its per-request copies: the outbound
-// request is built once from the plan, with a header map that shares the
-// client's values, and the upstream's header values are handed to the
-// response as they are. ctx carries the exchange's timeout.
-func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
-	pl := &x.plan
-	// Built here and copied once by WithContext, the only way to give a
-	// request its context.
-	req := http.Request{
+// useDirect reports whether r goes through the direct transport: the
+// upstream is plain HTTP (see [newDirectTransport]), r has no body, asks
+// for no protocol upgrade, and can be cancelled (or has a time limit), so
+// that nothing would send it to ReverseProxy.
+func (p *Proxy) useDirect(w http.ResponseWriter, r *http.Request) bool {
+	if p.direct == nil || r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		return false
+	}
+	if httpguts.HeaderValuesContainsToken(r.Header["Connection"], "Upgrade") {
+		return false
+	}
+	return p.cfg.Timeout > 0 || !needsReverseProxy(w, r, r.Context())
+}
+
+// outbound returns the request sent upstream for r: built once from the
+// plan, with a header map that shares the client's values.
+func (p *Proxy) outbound(r *http.Request, pl *plan) http.Request {
+	return http.Request{
 		Method: r.Method,
 		URL:    &pl.url,
 		Proto:  r.Proto, ProtoMajor: r.ProtoMajor, ProtoMinor: r.ProtoMinor,
@@ -86,6 +94,17 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		Trailer:          r.Trailer.Clone(),
 		RemoteAddr:       r.RemoteAddr,
 	}
+}
+
+// forward sends the planned request upstream and streams the answer back,
+// doing what httputil.ReverseProxy with Rewrite does for a request that is
+// not a protocol upgrade, without its per-request copies: the outbound
+// request is built once from the plan, and the upstream's header values
+// are handed to the response as they are. ctx carries the exchange's
+// timeout.
+func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
+	pl := &x.plan
+	req := p.outbound(r, pl)
 	if r.ContentLength != 0 && r.Body != nil {
 		// The transport closes the body it was given when the exchange
 		// fails; the client's body is the server's to close.
@@ -94,6 +113,8 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		defer body.Close()
 	}
 	x.trace.Got1xxResponse = x.got1xx
+	// WithContext copies the request once, the only way to give it its
+	// context.
 	out := req.WithContext(httptrace.WithClientTrace(ctx, &x.trace))
 
 	res, err := p.transport.RoundTrip(out)
@@ -104,12 +125,51 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.fail(w, out, pl, err)
 		return
 	}
+	if err := p.respond(w, r, res, pl); err != nil {
+		p.fail(w, out, pl, err)
+	}
+}
+
+// forwardDirect is forward for a request [Proxy.useDirect] accepts, over
+// the direct transport: the same request, the same answer, the same
+// errors. The time limit is the connection's deadline rather than a
+// context, and informational answers are relayed from the caller's
+// goroutine.
+func (p *Proxy) forwardDirect(w http.ResponseWriter, r *http.Request, x *exchange) {
+	pl := &x.plan
+	req := p.outbound(r, pl)
+	var deadline time.Time
+	if p.cfg.Timeout > 0 {
+		deadline = time.Now().Add(p.cfg.Timeout)
+	}
+	res, err := p.direct.roundTrip(&req, pl.parentCtx, deadline, x.got1xx)
+	if err == nil {
+		err = p.respond(w, r, res, pl)
+		if err == nil {
+			return
+		}
+	}
+	// Failed: the outbound request, with the context the Transport's
+	// would have had (expired when the time limit has passed), for the
+	// classification and the log.
+	ctx := pl.parentCtx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	p.fail(w, req.WithContext(ctx), pl, err)
+}
+
+// respond streams the upstream's answer res to w. An answer that cannot be
+// relayed (a protocol switch nobody asked for) is returned as an error for
+// the caller to answer; a failure while streaming aborts the response.
+func (p *Proxy) respond(w http.ResponseWriter, r *http.Request, res *http.Response, pl *plan) error {
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		// The request asked for no upgrade (those go to ReverseProxy).
 		p.filterResponse(res, pl)
 		res.Body.Close()
-		p.fail(w, out, pl, fmt.Errorf("backend tried to switch protocol %q when %q was requested", upgradeType(res.Header), ""))
-		return
+		return fmt.Errorf("backend tried to switch protocol %q when %q was requested", upgradeType(res.Header), "")
 	}
 	removeHopByHopHeaders(res.Header)
 	p.filterResponse(res, pl)
@@ -132,7 +192,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		// client sees it truncated (ReverseProxy does the same).
 		if r.Context().Value(http.ServerContextKey) == nil {
 			p.errLog.Printf("suppressing panic for copyResponse error in test; copy error: %v", err)
-			return
+			return nil
 		}
 		panic(http.ErrAbortHandler)
 	}
@@ -143,13 +203,14 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	if len(res.Trailer) == announced {
 		shareHeader(h, res.Trailer)
-		return
+		return nil
 	}
 	for k, vs := range res.Trailer {
 		for _, v := range vs {
 			h.Add(http.TrailerPrefix+k, v)
 		}
 	}
+	return nil
 }
 
 // got1xx relays an informational answer (103 Early Hints and the like) to

@@ -36,6 +36,7 @@ type Proxy struct {
 	base      *url.URL
 	basicAuth string // from base_url's userinfo
 	transport *http.Transport
+	direct    *directTransport       // for requests without a body to a plain-HTTP upstream; nil when none
 	rp        *httputil.ReverseProxy // for protocol upgrades (see needsReverseProxy)
 	errLog    *log.Logger
 	cache     *cache // nil when caching is off
@@ -84,6 +85,7 @@ func New(cfg Config) (*Proxy, error) {
 	// client a body without its length.
 	tr.DisableCompression = true
 	p.transport = tr
+	p.direct = newDirectTransport(p.base, tr)
 	if cfg.CacheEnabled {
 		p.cache = newCache(cfg)
 	}
@@ -124,6 +126,9 @@ func (bufferPool) Put(b []byte) {
 // Close releases the proxy's idle upstream connections.
 func (p *Proxy) Close() error {
 	p.transport.CloseIdleConnections()
+	if p.direct != nil {
+		p.direct.closeIdle()
+	}
 	return nil
 }
 
@@ -208,6 +213,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	pl.parentCtx = ctx
+	if p.useDirect(w, r) {
+		p.forwardDirect(w, r, x)
+		return
+	}
 	if p.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.Timeout)

@@ -2,6 +2,7 @@ package sqldb_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -46,6 +47,11 @@ type rawBody string
 
 func (d *direct) call(t testing.TB, g *caller.Grant, method, target string, body any) (int, string) {
 	t.Helper()
+	return d.callCtx(t.Context(), g, method, target, body)
+}
+
+// callCtx is call with the request's context ctx.
+func (d *direct) callCtx(ctx context.Context, g *caller.Grant, method, target string, body any) (int, string) {
 	var rd *bytes.Reader
 	if raw, ok := body.(rawBody); ok {
 		rd = bytes.NewReader([]byte(raw))
@@ -55,9 +61,9 @@ func (d *direct) call(t testing.TB, g *caller.Grant, method, target string, body
 	} else {
 		rd = bytes.NewReader(nil)
 	}
-	req := httptest.NewRequestWithContext(t.Context(), method, "/api/v2/data/"+q(target), rd)
+	req := httptest.NewRequestWithContext(ctx, method, "/api/v2/data/"+q(target), rd)
 	path, _, _ := strings.Cut(target, "?")
-	ctx := service.WithTarget(req.Context(), &service.Target{Service: d.svc, Resource: path, Verb: method})
+	ctx = service.WithTarget(req.Context(), &service.Target{Service: d.svc, Resource: path, Verb: method})
 	if g != nil {
 		ctx = caller.WithGrant(ctx, g)
 	}

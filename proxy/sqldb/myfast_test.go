@@ -1,9 +1,19 @@
 package sqldb_test
 
 import (
+	"context"
+	"fmt"
+	"log"
 	"net/http"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/portcullis-dev/portcullis/dialects"
 	"github.com/portcullis-dev/portcullis/dialects/dbtest"
@@ -96,4 +106,139 @@ func TestMySQLDriverReadsMatchGeneral(t *testing.T) {
 	if n := sqldb.LiteStatements(d.b); n != 0 {
 		t.Errorf("%d statements left after Close", n)
 	}
+}
+
+// logCount keeps what the MySQL driver logs.
+type logCount struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logCount) Print(v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, fmt.Sprint(v...))
+}
+
+func (l *logCount) since(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs[n:])
+}
+
+func (l *logCount) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.msgs)
+}
+
+// TestMySQLDriverReadsEndWithTheRequest checks that a MySQL read on the
+// driver (myfast.go) ends with its request as the same read through
+// database/sql does: a read by key and a page blocked behind LOCK TABLES
+// answer as soon as the request's context ends, with the same status and
+// body, the driver logs nothing, and the next reads answer from a fresh
+// connection. It then kills the pool's connections on the server: the
+// driver's liveness check sees them dead when they leave the pool, and
+// the reads go to new ones instead of failing.
+func TestMySQLDriverReadsEndWithTheRequest(t *testing.T) {
+	logs := &logCount{}
+	if err := mysqldrv.SetLogger(logs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mysqldrv.SetLogger(log.New(os.Stderr, "[mysql] ", log.Ldate|log.Ltime)) })
+	cfg := dbtest.Fresh(t, dialects.MySQL)
+	db := dbtest.Open(t, cfg)
+	ctx := t.Context()
+	for _, q := range []string{
+		`CREATE TABLE locked (id BIGINT PRIMARY KEY, v VARCHAR(10))`,
+		`INSERT INTO locked VALUES (1, 'one'), (2, 'two')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d := newDirectOn(t, cfg)
+	const byKey, page = "_table/locked/1", "_table/locked?limit=1"
+	want := map[string]string{
+		byKey: `{"id":1,"v":"one"}` + "\n",
+		page:  `{"resource":[{"id":1,"v":"one"}],"meta":{"next":1}}` + "\n",
+	}
+	readsOK := func(when string) {
+		t.Helper()
+		for _, target := range []string{byKey, page} {
+			if status, body := d.call(t, nil, http.MethodGet, target, nil); status != 200 || body != want[target] {
+				t.Errorf("%s: %s: %d %s", when, target, status, body)
+			}
+		}
+	}
+	readsOK("before")
+
+	adm, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	if _, err := adm.ExecContext(ctx, "LOCK TABLES locked WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	// A read that does not end with its request ends here (and fails).
+	unlock := time.AfterFunc(10*time.Second, func() { adm.ExecContext(context.Background(), "UNLOCK TABLES") })
+	blocked := func(target string) (int, string) {
+		rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		status, body := d.callCtx(rctx, nil, http.MethodGet, target, nil)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s: answered %v after its context ended", target, took)
+		}
+		return status, body
+	}
+	for _, target := range []string{byKey, page} {
+		n := logs.len()
+		fs, fb := blocked(target)
+		if msgs := logs.since(n); len(msgs) > 0 {
+			t.Errorf("%s: the driver logged %q", target, msgs)
+		}
+		restore := sqldb.SetNativeMy(false)
+		ds, dbody := blocked(target)
+		restore()
+		if fs != ds || fb != dbody || fs == 200 {
+			t.Errorf("%s blocked: on the driver %d %s, through database/sql %d %s", target, fs, fb, ds, dbody)
+		}
+	}
+	unlock.Stop()
+	if _, err := adm.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	readsOK("after the interrupted reads")
+
+	// Dead connections: kill every connection to the database but adm.
+	for range 3 {
+		readsOK("before the kill")
+	}
+	rows, err := adm.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) == 0 {
+		t.Fatal("no connection of the backend on the server")
+	}
+	for _, id := range ids {
+		if _, err := adm.ExecContext(ctx, "KILL "+strconv.FormatInt(id, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the server closes them
+	readsOK("after the kill")
 }
