@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -361,7 +363,7 @@ func (c *directConn) exchange(req *http.Request, parent context.Context, deadlin
 	}
 	start := c.nwrite
 	c.limit = maxHeaderBytes
-	if err = req.Write(c.bw); err == nil {
+	if err = writeRequest(c.bw, req); err == nil {
 		err = c.bw.Flush()
 	}
 	if err != nil {
@@ -515,4 +517,110 @@ func (b *directBody) Close() error {
 		b.c.close()
 	}
 	return nil
+}
+
+// writeRequest writes req to bw as req.Write does (to a server, not a
+// proxy, no body), byte for byte, without the formatting and the sorting
+// pool that allocate there: the request line, Host, User-Agent (Go's
+// unless the header is there; not sent when empty), Content-Length: 0 for
+// POST, PUT and PATCH, then the other headers sorted by name, invalid
+// names left out, each value with its line breaks made spaces and trimmed.
+// Anything else (a body, trailers, Close, an opaque URL, CONNECT, a host
+// that req.Write would convert, clear or strip of a zone) goes to
+// req.Write itself. TestWriteRequestMatchesWrite compares the two.
+func writeRequest(bw *bufio.Writer, req *http.Request) error {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if req.Body != nil || req.ContentLength != 0 || len(req.TransferEncoding) > 0 || req.Trailer != nil ||
+		req.Close || req.URL.Opaque != "" || req.Method == http.MethodConnect || !plainHost(host) {
+		return req.Write(bw)
+	}
+	path := req.URL.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	query := req.URL.ForceQuery || req.URL.RawQuery != ""
+	if hasCTL(path) || query && hasCTL(req.URL.RawQuery) {
+		return errors.New("net/http: can't write control character in Request.URL")
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	bw.WriteString(method)
+	bw.WriteByte(' ')
+	bw.WriteString(path)
+	if query {
+		bw.WriteByte('?')
+		bw.WriteString(req.URL.RawQuery)
+	}
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(host)
+	bw.WriteString("\r\n")
+	ua := "Go-http-client/1.1"
+	if vs, ok := req.Header["User-Agent"]; ok {
+		ua = ""
+		if len(vs) > 0 {
+			ua = vs[0]
+		}
+	}
+	if ua != "" {
+		bw.WriteString("User-Agent: ")
+		bw.WriteString(textproto.TrimString(headerNewlineToSpace.Replace(ua)))
+		bw.WriteString("\r\n")
+	}
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		bw.WriteString("Content-Length: 0\r\n")
+	}
+	var buf [24]string
+	keys := buf[:0]
+	for k := range req.Header {
+		switch k {
+		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
+			continue
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !httpguts.ValidHeaderFieldName(k) {
+			continue
+		}
+		for _, v := range req.Header[k] {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(textproto.TrimString(headerNewlineToSpace.Replace(v)))
+			bw.WriteString("\r\n")
+		}
+	}
+	_, err := bw.WriteString("\r\n")
+	return err
+}
+
+// headerNewlineToSpace is net/http's replacer of line breaks in header
+// values.
+var headerNewlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
+
+// plainHost reports whether req.Write would send host as it is: ASCII
+// (no punycode conversion), a valid Host header, no IPv6 zone.
+func plainHost(host string) bool {
+	for i := range len(host) {
+		if c := host[i]; c >= 0x80 || c == '%' {
+			return false
+		}
+	}
+	return httpguts.ValidHostHeader(host)
+}
+
+// hasCTL reports whether s holds an ASCII control character.
+func hasCTL(s string) bool {
+	for i := range len(s) {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -464,6 +467,61 @@ func TestDirectOnlyForPlainHTTP(t *testing.T) {
 	} {
 		if got := p.useDirect(w, c.req); got != c.want {
 			t.Errorf("%s %s %v: direct %v, want %v", c.req.Method, c.req.URL, c.req.Header, got, c.want)
+		}
+	}
+}
+
+// TestWriteRequestMatchesWrite compares writeRequest with
+// http.Request.Write on requests without a body of many shapes: verbs,
+// hosts (with a port, IPv6, a zone, not ASCII, invalid), escaped and
+// unescaped paths, queries, control characters, User-Agent present,
+// empty or absent, invalid header names, values with line breaks and
+// spaces, excluded names in the map, more names than the stack buffer.
+func TestWriteRequestMatchesWrite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	methods := []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "", "PROPFIND", "CONNECT"}
+	hosts := []string{"", "api.example", "api.example:8080", "[::1]:80", "[fe80::1%25en0]:80", "bücher.example", "bad host", "a/b", "127.0.0.1:9"}
+	paths := []struct{ path, raw string }{
+		{"", ""}, {"/", ""}, {"/a b", ""}, {"/a/b", "/a%2Fb"}, {"/a/b", "/a/b"}, {"/ctl\x01", ""}, {"/ü", ""}, {"/x", "/y"},
+	}
+	queries := []string{"", "a=1&b=%20", "x=\x7f", "k"}
+	names := []string{"Accept", "X-Forwarded-For", "X-Request-Id", "User-Agent", "Host", "Content-Length", "Transfer-Encoding",
+		"Trailer", "Bad Name", "X:Y", "Te", "Authorization", "lower-case", "X-Empty"}
+	values := []string{"v", " spaced ", "a\r\nInjected: 1", "tab\there", "", "line\nbreak", "ü"}
+	for i := range 5000 {
+		p := paths[rng.IntN(len(paths))]
+		req := &http.Request{
+			Method: pick(methods),
+			URL:    &url.URL{Scheme: "http", Host: pick(hosts), Path: p.path, RawPath: p.raw, RawQuery: pick(queries), ForceQuery: rng.IntN(8) == 0},
+			Host:   pick(hosts),
+			Header: http.Header{},
+			Proto:  "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		}
+		n := rng.IntN(6)
+		if rng.IntN(20) == 0 {
+			n = 40
+		}
+		for j := range n {
+			name := pick(names)
+			if n > 10 {
+				name = fmt.Sprintf("X-Many-%02d", j)
+			}
+			for range 1 + rng.IntN(2) {
+				req.Header[name] = append(req.Header[name], pick(values))
+			}
+		}
+		if rng.IntN(10) == 0 {
+			req.Header["User-Agent"] = []string{}
+		}
+		var want, got bytes.Buffer
+		wantErr := req.Write(&want)
+		bw := bufio.NewWriter(&got)
+		gotErr := writeRequest(bw, req)
+		_ = bw.Flush()
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) || want.String() != got.String() {
+			t.Fatalf("#%d %s %+v host %q header %q:\nWrite        %q (%v)\nwriteRequest %q (%v)",
+				i, req.Method, req.URL, req.Host, req.Header, want.String(), wantErr, got.String(), gotErr)
 		}
 	}
 }
