@@ -128,10 +128,11 @@ type Engine struct {
 // specific user or role are found by the request's user and role ids, so
 // the limits of other users and roles cost nothing.
 type ruleSet struct {
-	general   []*rule           // rules without a user or role of their own
-	byUser    map[int64][]*rule // specific-user rules, by user id
-	byRole    map[int64][]*rule // role rules, by role id
-	endpoints bool              // some rule needs the bucketed endpoint
+	general    []*rule            // other rules without a user or role of their own
+	byEndpoint map[string][]*rule // those of an endpoint without "*", by bucketed endpoint
+	byUser     map[int64][]*rule  // specific-user rules, by user id
+	byRole     map[int64][]*rule  // role rules, by role id
+	endpoints  bool               // some rule needs the bucketed endpoint
 }
 
 // add appends r (rules are added in order).
@@ -147,6 +148,14 @@ func (set *ruleSet) add(r *rule) {
 			set.byRole = map[int64][]*rule{}
 		}
 		set.byRole[r.limit.RoleID] = append(set.byRole[r.limit.RoleID], r)
+	case r.ti.level == levelEndpoint && !r.pat.wildcard:
+		// Matches one bucketed endpoint only: found by it, so that the
+		// limits of other endpoints cost a request nothing.
+		if set.byEndpoint == nil {
+			set.byEndpoint = map[string][]*rule{}
+		}
+		ep := string(r.pat.exact)
+		set.byEndpoint[ep] = append(set.byEndpoint[ep], r)
 	default:
 		set.general = append(set.general, r)
 	}
@@ -310,8 +319,10 @@ func (r *rule) applies(req *Request, ep []byte) bool {
 		if req.UserID <= 0 {
 			return false
 		}
-		if _, overridden := r.overrides[req.UserID]; overridden {
-			return false
+		if r.overrides != nil {
+			if _, overridden := r.overrides[req.UserID]; overridden {
+				return false
+			}
 		}
 	case r.ti.role:
 		if req.RoleID != l.RoleID {
@@ -341,7 +352,11 @@ func (e *Engine) collect(dst []*rule, req *Request, epBuf []byte) []*rule {
 		}
 	}
 	merged := false
-	for _, rules := range [2][]*rule{set.byUser[req.UserID], set.byRole[req.RoleID]} {
+	var byEndpoint []*rule
+	if set.byEndpoint != nil {
+		byEndpoint = set.byEndpoint[string(ep)]
+	}
+	for _, rules := range [3][]*rule{byEndpoint, set.byUser[req.UserID], set.byRole[req.RoleID]} {
 		for _, r := range rules {
 			if r.applies(req, ep) {
 				dst = append(dst, r)
@@ -490,7 +505,10 @@ func (e *Engine) EvaluateInto(ctx context.Context, req Request, outcomes []Outco
 			}
 		}
 		o := &d.Outcomes[i]
-		*o = Outcome{Limit: r.limit, Key: key, Count: count, Remaining: max(r.limit.Rate-count, 0), Reset: reset, Exceeded: count > r.limit.Rate}
+		// Field by field: a composite literal is built aside and copied.
+		o.Limit = r.limit
+		o.Key, o.Count, o.Remaining, o.Reset = key, count, max(r.limit.Rate-count, 0), reset
+		o.Exceeded = count > r.limit.Rate
 		if o.Exceeded {
 			d.Allowed = false
 		}

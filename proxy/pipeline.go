@@ -314,6 +314,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 // refused before anything is read.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hasBody := r.Body != nil && r.Body != http.NoBody
+		if !hasBody && r.ContentLength <= 0 {
+			next.ServeHTTP(w, r) // nothing to cap (no service lookup)
+			return
+		}
 		max := s.cfg.MaxBodyBytes
 		if s.streamsBodies(r.URL.Path) {
 			max = s.cfg.MaxUploadBytes
@@ -322,7 +327,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			apierr.Write(w, apierr.PayloadTooLarge(max))
 			return
 		}
-		if r.Body != nil && r.Body != http.NoBody {
+		if hasBody {
 			r.Body = http.MaxBytesReader(w, r.Body, max)
 		}
 		next.ServeHTTP(w, r)

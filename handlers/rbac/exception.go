@@ -55,11 +55,21 @@ func AccessException(t *service.Target) bool {
 	if t == nil || t.Service == nil {
 		return false
 	}
-	for i := range exceptions {
-		e := &exceptions[i]
-		if e.typ == t.Service.Type && e.resource == t.Resource && (e.verbs == nil || e.verbs[t.Verb]) {
+	for _, e := range exceptionsByType[t.Service.Type] {
+		if e.resource == t.Resource && (e.verbs == nil || e.verbs[t.Verb]) {
 			return true
 		}
 	}
 	return false
 }
+
+// exceptionsByType holds the exceptions by service type, so that a
+// request to a type without any (every data service) looks at none.
+var exceptionsByType = func() map[string][]*exception {
+	m := map[string][]*exception{}
+	for i := range exceptions {
+		e := &exceptions[i]
+		m[e.typ] = append(m[e.typ], e)
+	}
+	return m
+}()
