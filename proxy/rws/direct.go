@@ -158,14 +158,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 var errDirectClosedBody = errors.New("http: read on closed response body")
 
 // roundTrip sends req, which has no body, and reads the answer's headers,
-// relaying informational answers to got1xx. deadline bounds the whole
+// relaying informational answers to got1xx; body is where the answer's
+// body is kept, which must outlive the reading of it. deadline bounds the whole
 // exchange, the answer's body included (zero: no bound); the end of
 // parent aborts it. The answer's body gives the connection back to the
 // pool when it has been read to its end. Errors are the Transport's for
 // the same failures, except that time limits show as the connection's
 // deadline errors (see [directConn.readErr]).
 func (t *directTransport) roundTrip(req *http.Request, parent context.Context, deadline time.Time,
-	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+	got1xx func(int, textproto.MIMEHeader) error, body *directBody) (*http.Response, error) {
 	if err := validateHeaders(req.Header); err != "" {
 		return nil, fmt.Errorf("net/http: invalid header %s", err)
 	}
@@ -180,7 +181,7 @@ func (t *directTransport) roundTrip(req *http.Request, parent context.Context, d
 		if err != nil {
 			return nil, err
 		}
-		res, retry, err := c.exchange(req, parent, deadline, got1xx)
+		res, retry, err := c.exchange(req, parent, deadline, got1xx, body)
 		if err == nil {
 			return res, nil
 		}
@@ -352,7 +353,7 @@ func (c *directConn) alive() bool {
 // the request was written, or nothing of the answer read and the request
 // is replayable.
 func (c *directConn) exchange(req *http.Request, parent context.Context, deadline time.Time,
-	got1xx func(int, textproto.MIMEHeader) error) (res *http.Response, retry bool, err error) {
+	got1xx func(int, textproto.MIMEHeader) error, body *directBody) (res *http.Response, retry bool, err error) {
 	c.parent, c.deadline = parent, deadline
 	if parent.Done() != nil {
 		c.stop = context.AfterFunc(parent, c.abortFn)
@@ -418,7 +419,8 @@ func (c *directConn) exchange(req *http.Request, parent context.Context, deadlin
 		c.release(!res.Close && res.StatusCode != http.StatusSwitchingProtocols)
 		return res, false, nil
 	}
-	res.Body = &directBody{c: c, rc: res.Body, res: res}
+	*body = directBody{c: c, rc: res.Body, res: res}
+	res.Body = body
 	return res, false, nil
 }
 

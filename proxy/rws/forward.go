@@ -25,6 +25,30 @@ type exchange struct {
 	trace httptrace.ClientTrace
 	mu    sync.Mutex
 	done  bool // RoundTrip has returned: the 1xx hook leaves w alone
+
+	// For the direct transport, whose exchanges end when forwardDirect
+	// returns, so that the exchange goes back to the pool with these: the
+	// outbound request, its header map (kept, cleared, between uses) and
+	// the answer's body.
+	req    http.Request
+	header http.Header
+	body   directBody
+}
+
+// exchanges pools the exchanges of the direct transport. An exchange
+// that went through http.Transport or ReverseProxy is never put back: their
+// goroutines may call its 1xx hook after the handler has returned.
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+// recycle clears x for its next request and puts it back in the pool.
+func (x *exchange) recycle() {
+	h := x.header
+	if len(h) > 32 {
+		h = nil
+	}
+	clear(h)
+	*x = exchange{header: h}
+	exchanges.Put(x)
 }
 
 // hopHeader reports whether k is a hop-by-hop header (RFC 9110 section
@@ -82,12 +106,12 @@ func (p *Proxy) useDirect(w http.ResponseWriter, r *http.Request) bool {
 
 // outbound returns the request sent upstream for r: built once from the
 // plan, with a header map that shares the client's values.
-func (p *Proxy) outbound(r *http.Request, pl *plan) http.Request {
+func (p *Proxy) outbound(r *http.Request, pl *plan, h http.Header) http.Request {
 	return http.Request{
 		Method: r.Method,
 		URL:    &pl.url,
 		Proto:  r.Proto, ProtoMajor: r.ProtoMajor, ProtoMinor: r.ProtoMinor,
-		Header:           p.outboundHeader(r, pl),
+		Header:           p.outboundHeader(r, pl, h),
 		ContentLength:    r.ContentLength,
 		TransferEncoding: r.TransferEncoding,
 		Host:             pl.host,
@@ -104,7 +128,7 @@ func (p *Proxy) outbound(r *http.Request, pl *plan) http.Request {
 // timeout.
 func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
 	pl := &x.plan
-	req := p.outbound(r, pl)
+	req := p.outbound(r, pl, nil)
 	if r.ContentLength != 0 && r.Body != nil {
 		// The transport closes the body it was given when the exchange
 		// fails; the client's body is the server's to close.
@@ -137,12 +161,14 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 // goroutine.
 func (p *Proxy) forwardDirect(w http.ResponseWriter, r *http.Request, x *exchange) {
 	pl := &x.plan
-	req := p.outbound(r, pl)
+	x.req = p.outbound(r, pl, x.header)
+	x.header = x.req.Header
+	req := &x.req
 	var deadline time.Time
 	if p.cfg.Timeout > 0 {
 		deadline = time.Now().Add(p.cfg.Timeout)
 	}
-	res, err := p.direct.roundTrip(&req, pl.parentCtx, deadline, x.got1xx)
+	res, err := p.direct.roundTrip(req, pl.parentCtx, deadline, x.got1xx, &x.body)
 	if err == nil {
 		err = p.respond(w, r, res, pl)
 		if err == nil {
@@ -238,30 +264,12 @@ func (x *exchange) got1xx(code int, header textproto.MIMEHeader) error {
 // outboundHeader returns the headers sent upstream: the client's, minus
 // hop-by-hop, forwarding and platform-credential headers, plus the
 // proxy's (see [Proxy.setHeaders]). The values are the client's slices,
-// which neither side modifies.
-func (p *Proxy) outboundHeader(r *http.Request, pl *plan) http.Header {
-	// Sized for what it will hold (at most: a configured header may
-	// replace the client's), so that it is made once and, up to eight
-	// names, as a single small map.
-	n := 3 + len(pl.set) // X-Forwarded-For, -Host and -Proto
-	if pl.requestID != "" {
-		n++
+// which neither side modifies. They are put in h, which must be empty,
+// or in a new map when h is nil.
+func (p *Proxy) outboundHeader(r *http.Request, pl *plan, h http.Header) http.Header {
+	if h == nil {
+		h = make(http.Header, p.outboundSize(r, pl))
 	}
-	if pl.prefix != "" {
-		n++
-	}
-	if p.basicAuth != "" {
-		n++
-	}
-	if _, ok := r.Header["User-Agent"]; !ok {
-		n++
-	}
-	for k := range r.Header {
-		if !dropped(k) {
-			n++
-		}
-	}
-	h := make(http.Header, n)
 	for k, vs := range r.Header {
 		if !dropped(k) {
 			h[k] = vs
@@ -281,6 +289,31 @@ func (p *Proxy) outboundHeader(r *http.Request, pl *plan) http.Header {
 	}
 	p.setHeaders(r, h, pl)
 	return h
+}
+
+// outboundSize is the number of names outboundHeader may put in its map
+// (at most: a configured header may replace the client's), so that the
+// map is made once and, up to eight names, as a single small map.
+func (p *Proxy) outboundSize(r *http.Request, pl *plan) int {
+	n := 3 + len(pl.set) // X-Forwarded-For, -Host and -Proto
+	if pl.requestID != "" {
+		n++
+	}
+	if pl.prefix != "" {
+		n++
+	}
+	if p.basicAuth != "" {
+		n++
+	}
+	if _, ok := r.Header["User-Agent"]; !ok {
+		n++
+	}
+	for k := range r.Header {
+		if !dropped(k) {
+			n++
+		}
+	}
+	return n
 }
 
 // dropped reports whether a client request header is left out of the

@@ -195,7 +195,7 @@ type planKey struct{}
 
 // ServeHTTP forwards r to the upstream and streams its answer back.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{}
+	x := exchanges.Get().(*exchange)
 	pl := &x.plan
 	if err := p.plan(r, pl); err != nil {
 		apierr.Write(w, err)
@@ -215,6 +215,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pl.parentCtx = ctx
 	if p.useDirect(w, r) {
 		p.forwardDirect(w, r, x)
+		// Not reached when the answer's stream was aborted (a panic):
+		// that exchange is left to the collector.
+		x.recycle()
 		return
 	}
 	if p.cfg.Timeout > 0 {
