@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
@@ -38,6 +39,11 @@ func Static(conns ...*logship.Connector) func() []*logship.Connector {
 }
 
 type key struct{}
+
+// byContext is set once a tap with FindByContext exists: only such a tap
+// puts an event in a context, so until then Observe does not look there
+// (a lookup that would walk the whole context chain for nothing).
+var byContext atomic.Bool
 
 // tap is one request's event with the writer and body reader that fill
 // it in. Taps are recycled: the last connector done with the event puts
@@ -80,6 +86,9 @@ func New(opts Options) (func(http.Handler) http.Handler, error) {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
+	}
+	if opts.FindByContext {
+		byContext.Store(true)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +147,7 @@ func Observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		ev := find(w)
-		if ev == nil {
+		if ev == nil && byContext.Load() {
 			ev, _ = ctx.Value(key{}).(*logship.Event)
 		}
 		if ev != nil {

@@ -144,9 +144,9 @@ func (s *stage) wrap(next http.Handler) http.Handler {
 			return
 		}
 		st, fresh := caller.Ensure(ctx)
-		if g != nil || caller.GrantFrom(ctx) != nil {
-			st.SetGrant(g)
-		}
+		// Set even when nil: it hides an enclosing call's grant, and
+		// reads the same as none (GrantFrom) without looking for one.
+		st.SetGrant(g)
 		st.SetRoleGranted(true)
 		if fresh || ctx != r.Context() {
 			r = r.WithContext(st)
