@@ -83,4 +83,6 @@ func TestSubstitute(t *testing.T) {
 
 type badSubst struct{ fakePlatform }
 
-func (badSubst) Substitute(src string) (string, bool) { return strings.ReplaceAll(src, "{n}", "if then"), true }
+func (badSubst) Substitute(src string) (string, bool) {
+	return strings.ReplaceAll(src, "{n}", "if then"), true
+}
