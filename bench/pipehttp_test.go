@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -56,31 +55,6 @@ func BenchmarkPipelineOverHTTP(b *testing.B) {
 		{"portcullis", inst.url + "/api/v2/" + inst.services[dialects.SQLite], inst.headers()},
 		{"baseline", baseURL + "/trivial", nil},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			tr := &http.Transport{DisableCompression: true}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr}
-			call := func() {
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				req.Header = c.header.Clone()
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("%s: %d", c.url, resp.StatusCode)
-				}
-			}
-			call()
-			b.ReportAllocs()
-			for b.Loop() {
-				call()
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { benchGets(b, ctx, c.url, c.header) })
 	}
 }
