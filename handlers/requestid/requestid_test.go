@@ -46,3 +46,26 @@ func TestRequestID(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratedIDs: a generated id is 24 lowercase hex digits, and ids do
+// not repeat.
+func TestGeneratedIDs(t *testing.T) {
+	stage, err := requestid.New(requestid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := stage(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	seen := map[string]bool{}
+	for range 2000 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		id := w.Header().Get(requestid.Header)
+		if len(id) != 24 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("id %q: want 24 lowercase hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q generated twice", id)
+		}
+		seen[id] = true
+	}
+}
