@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,41 +34,120 @@ type Options struct {
 // time.Since of a time with a monotonic reading reads only that clock.
 var since0 = time.Now()
 
-// metricKey is the label values of a request's metrics.
-type metricKey struct {
-	service, method string
-	status          int
-}
-
 // metricPair is the request counter and latency histogram of one
-// metricKey.
+// service, method and status.
 type metricPair struct {
 	requests prometheus.Counter
 	latency  prometheus.Observer
 }
 
-// metricCache keeps the metrics of each metricKey seen, so that a
-// request finds its two with one lookup instead of two hashings and
-// checks of its label values in the vectors. Entries are never removed,
-// as the vectors never drop a series: the label values are the services
-// that existed, the methods (seven and OTHER) and the statuses answered.
+// metricCache keeps the metrics of each service, method and status seen,
+// so that a request finds its two with a lookup of the service's name, a
+// switch on the method and a scan of the few statuses answered, instead of
+// two hashings and checks of its label values in the vectors (and a
+// sync.Map of composite keys, which hashed the three values through the
+// generic hash: about 530 instructions per request against 120). Reads
+// take no lock: the map of services and each method's list of statuses
+// are replaced, never changed, when a combination is first seen. Entries
+// are never removed, as the vectors never drop a series: the label values
+// are the services that existed, the methods (seven and OTHER) and the
+// statuses answered.
 type metricCache struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	m        sync.Map // metricKey → *metricPair
+
+	mu       sync.Mutex // serializes additions
+	services atomic.Pointer[map[string]*serviceMetrics]
 }
 
-func (c *metricCache) of(service, method string, status int) *metricPair {
-	k := metricKey{service, method, status}
-	if v, ok := c.m.Load(k); ok {
-		return v.(*metricPair)
+// serviceMetrics is one service's metrics by method (methodIndex).
+type serviceMetrics struct {
+	byMethod [len(methodLabels)]atomic.Pointer[[]statusMetrics]
+}
+
+// statusMetrics is the pair of one status.
+type statusMetrics struct {
+	status int
+	pair   *metricPair
+}
+
+// methodLabels are the values of the method label, in methodIndex order.
+var methodLabels = [...]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodHead, http.MethodOptions, "OTHER"}
+
+// methodIndex is the position of a methodLabel value in methodLabels.
+func methodIndex(label string) int {
+	switch label {
+	case http.MethodGet:
+		return 0
+	case http.MethodPost:
+		return 1
+	case http.MethodPut:
+		return 2
+	case http.MethodPatch:
+		return 3
+	case http.MethodDelete:
+		return 4
+	case http.MethodHead:
+		return 5
+	case http.MethodOptions:
+		return 6
 	}
-	p := &metricPair{
+	return 7
+}
+
+// of returns the metrics of service, method (a methodLabel value) and
+// status.
+func (c *metricCache) of(service, method string, status int) *metricPair {
+	if m := c.services.Load(); m != nil {
+		if sm := (*m)[service]; sm != nil {
+			if list := sm.byMethod[methodIndex(method)].Load(); list != nil {
+				for i := range *list {
+					if (*list)[i].status == status {
+						return (*list)[i].pair
+					}
+				}
+			}
+		}
+	}
+	return c.add(service, method, status)
+}
+
+// add finds or makes the metrics of a combination of, under the lock.
+func (c *metricCache) add(service, method string, status int) *metricPair {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var m map[string]*serviceMetrics
+	if p := c.services.Load(); p != nil {
+		m = *p
+	}
+	sm := m[service]
+	if sm == nil {
+		sm = new(serviceMetrics)
+		next := make(map[string]*serviceMetrics, len(m)+1)
+		for k, v := range m {
+			next[k] = v
+		}
+		next[service] = sm
+		c.services.Store(&next)
+	}
+	slot := &sm.byMethod[methodIndex(method)]
+	var list []statusMetrics
+	if p := slot.Load(); p != nil {
+		list = *p
+	}
+	for _, e := range list {
+		if e.status == status {
+			return e.pair
+		}
+	}
+	pair := &metricPair{
 		requests: c.requests.WithLabelValues(service, method, strconv.Itoa(status)),
 		latency:  c.latency.WithLabelValues(service, method),
 	}
-	v, _ := c.m.LoadOrStore(k, p)
-	return v.(*metricPair)
+	next := append(list[:len(list):len(list)], statusMetrics{status, pair})
+	slot.Store(&next)
+	return pair
 }
 
 // record is the per-request state inner stages fill in.

@@ -164,7 +164,7 @@ func TestMetricsPerLabels(t *testing.T) {
 	var reqs []*http.Request
 	for i := range 400 {
 		svc := []string{"", "db", "files"}[i%3]
-		method := []string{"GET", "POST", "BREW"}[i%5%3]
+		method := []string{"GET", "POST", "BREW", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}[i%8]
 		code := []int{200, 404, 429, 500}[i%7%4]
 		reqs = append(reqs, httptest.NewRequest(method, fmt.Sprintf("/x?svc=%s&code=%d", svc, code), nil))
 		label, m := svc, method
