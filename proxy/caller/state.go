@@ -154,11 +154,9 @@ func (s *State) SetRoleGranted(granted bool) {
 // wrapping s: ctx.Value(key) returns val. key must be comparable; packages
 // use an unexported struct type, as for context.WithValue.
 func (s *State) Put(key, val any) {
-	for i := range s.n {
-		if s.keys[i] == key {
-			s.vals[i] = val
-			return
-		}
+	if i := s.find(key); i >= 0 {
+		s.vals[i] = val
+		return
 	}
 	for i := range s.more {
 		if s.more[i].key == key {
@@ -194,10 +192,8 @@ func (s *State) Value(key any) any {
 			return s.roleGranted
 		}
 	default:
-		for i := range s.n {
-			if s.keys[i] == key {
-				return s.vals[i]
-			}
+		if i := s.find(key); i >= 0 {
+			return s.vals[i]
 		}
 		for i := range s.more {
 			if s.more[i].key == key {
@@ -206,4 +202,26 @@ func (s *State) Value(key any) any {
 		}
 	}
 	return s.Context.Value(key)
+}
+
+// eface is the layout of an interface value with no methods.
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// find returns the index of key in s.keys, or -1. A key is found without
+// the runtime's comparison call when it holds the same type and data
+// pointer as the one put: as context keys of an empty struct type always
+// do (both point at the runtime's zero base), or a pointer key. Only a
+// value with a NaN in it would be == to none of its copies, and no key is
+// one (context.WithValue could not find it either).
+func (s *State) find(key any) int {
+	k := (*eface)(unsafe.Pointer(&key))
+	for i := range s.n {
+		e := (*eface)(unsafe.Pointer(&s.keys[i]))
+		if e.typ == k.typ && (e.data == k.data || s.keys[i] == key) {
+			return i
+		}
+	}
+	return -1
 }
