@@ -36,25 +36,28 @@ import (
 type State struct {
 	context.Context
 
-	set         setBits
-	requestID   string
-	identity    *Identity
-	grant       *Grant
-	roleGranted bool
+	requestID string
+	identity  *Identity
+	grant     *Grant
 
-	// n values of other packages in keys/vals, then more.
-	n    int
-	keys [4]any
-	vals [4]any
+	// The small fields share one word.
+	set         setBits
+	roleGranted bool
+	n           uint8 // values of other packages in keys/vals (then more)
+	nids        uint8 // room used: never written again
+	ntext       uint8
+	nhdr        uint8
+
+	// Values of other packages: three in place (the proxy's room, the
+	// access log's record and the target), then more.
+	keys [3]any
+	vals [3]any
 	more []keyVal
 
 	// Room: used slots are never written again.
-	ids   [2]Identity
-	text  [48]byte
-	hdr   [4]string
-	nids  uint8
-	ntext uint8
-	nhdr  uint8
+	ids  [2]Identity
+	text [48]byte
+	hdr  [4]string
 }
 
 type keyVal struct{ key, val any }
@@ -164,7 +167,7 @@ func (s *State) Put(key, val any) {
 			return
 		}
 	}
-	if s.n < len(s.keys) {
+	if int(s.n) < len(s.keys) {
 		s.keys[s.n], s.vals[s.n] = key, val
 		s.n++
 		return
@@ -217,7 +220,7 @@ type eface struct {
 // one (context.WithValue could not find it either).
 func (s *State) find(key any) int {
 	k := (*eface)(unsafe.Pointer(&key))
-	for i := range s.n {
+	for i := range int(s.n) {
 		e := (*eface)(unsafe.Pointer(&s.keys[i]))
 		if e.typ == k.typ && (e.data == k.data || s.keys[i] == key) {
 			return i
