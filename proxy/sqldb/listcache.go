@@ -177,7 +177,7 @@ func (q *tableReq) buildListRead() (*listRead, error) {
 		text = append(text, " OFFSET $"...)
 		text = strconv.AppendInt(text, int64(n+2), 10)
 	} else {
-		text = append(text, " LIMIT ? OFFSET ?"...)
+		text = append(text, limitOffset(q.kind)...)
 	}
 	cbs := newBinds(q.kind)
 	count, err := q.whereBound(q.db.NewSelect().TableExpr("?", bun.Ident(q.table.Name)).ColumnExpr("COUNT(*)"),
