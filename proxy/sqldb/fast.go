@@ -55,6 +55,10 @@ type shape struct {
 	liteByID, litePage string
 	liteTimes          []int
 	liteDecl           []string
+	// liteCols is the column list of liteByID and litePage, liteAll the
+	// one it replaces (allColumns); both empty when they are byID and
+	// page themselves.
+	liteCols, liteAll string
 	// liteByIDPlan and litePagePlan are how liteByID's and litePage's
 	// results are written.
 	liteByIDPlan, litePagePlan atomic.Pointer[readPlan]
@@ -230,7 +234,7 @@ func (q *tableReq) fastGetByID(ctx context.Context, w http.ResponseWriter, id st
 		if q.kind == dialects.SQLite {
 			text, plan = sh.liteByID, &sh.liteByIDPlan
 		}
-		ok, err := q.driverRead(ctx, sh, text, key, plan, read)
+		ok, err := q.driverRead(ctx, sh.liteTimes, sh.liteDecl, text, key, plan, false, read)
 		if ok {
 			if err != nil {
 				return true, err
@@ -357,7 +361,7 @@ func (q *tableReq) fastPage(ctx context.Context, w http.ResponseWriter) (bool, e
 		if q.kind == dialects.SQLite {
 			text, plan = sh.litePage, &sh.litePagePlan
 		}
-		ok, err := q.driverRead(ctx, sh, text, args, plan, read)
+		ok, err := q.driverRead(ctx, sh.liteTimes, sh.liteDecl, text, args, plan, false, read)
 		if ok {
 			if err != nil {
 				return true, err // before any row was read

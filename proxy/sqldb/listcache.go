@@ -55,6 +55,14 @@ type listRead struct {
 	// is its plan.
 	pgText string
 	pgPlan atomic.Pointer[pgPlan]
+	// liteText is text on SQLite as runList runs it on the driver
+	// (liteListText), when the read is kept and selects every column;
+	// liteTimes and liteDecl are the reader's, litePlan the plan of its
+	// results.
+	liteText  string
+	liteTimes []int
+	liteDecl  []string
+	litePlan  atomic.Pointer[readPlan]
 }
 
 // listReads holds the compiled list reads of one schema.
@@ -118,6 +126,7 @@ func (q *tableReq) listReadOf() (*listRead, error) {
 			// prepared on every connection, which pays only when reused.
 			lr.pgText = lr.text + " /* pc:" + strconv.FormatUint(shapes.Add(1), 10) + " */"
 		}
+		lr.liteText, lr.liteTimes, lr.liteDecl = q.liteListText(lr)
 		c.reads.put(key, lr)
 	}
 	return lr, nil
@@ -208,6 +217,23 @@ func (q *tableReq) runList(ctx context.Context, w http.ResponseWriter, lr *listR
 	copy(args, lr.vals)
 	args[len(lr.vals)] = int64(o.limit) + 1
 	args[len(lr.vals)+1] = int64(o.offset)
+	if lr.liteText != "" {
+		// On SQLite's driver, as fastPage reads: no database/sql Rows
+		// and its goroutine, no scan per value, times read as stored.
+		// The statement is interrupted if the request ends (ctx).
+		var end streamEnd
+		read := func(rr *rowReader) error {
+			end = q.streamRows(w, rr, o.limit, o.offset, total)
+			return nil
+		}
+		ok, err := q.driverRead(ctx, lr.liteTimes, lr.liteDecl, lr.liteText, args, &lr.litePlan, true, read)
+		if ok {
+			if err != nil {
+				return err // before any row was read
+			}
+			return end.finish(w) // the connection is back in the pool
+		}
+	}
 	rows, cs, err := q.query(ctx, q.db, lr.text, args)
 	if err != nil {
 		return q.b.dbError(err)

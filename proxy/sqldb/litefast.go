@@ -78,15 +78,21 @@ var errNotDriver = errors.New("sqldb: not a connection the driver path knows")
 // which retries on another connection. Errors of the database come back
 // as dbError makes them; fn's as it returns them. MySQL runs the query
 // with ctx, which its driver watches; SQLite, in the process, without it
-// (its driver would start a goroutine to interrupt it).
-func (q *tableReq) driverRead(ctx context.Context, sh *shape, text string, args []any, plan *atomic.Pointer[readPlan],
-	fn func(rr *rowReader) error) (ok bool, err error) {
+// (its driver would start a goroutine to interrupt it) unless watch is
+// set (a list read with a filter or an order, which may scan or sort a
+// whole table). times and decl are what newDriverReader takes: the
+// selection's columns read as stored (SQLite; liteShape) and their
+// declared types.
+func (q *tableReq) driverRead(ctx context.Context, times []int, decl []string, text string, args []any,
+	plan *atomic.Pointer[readPlan], watch bool, fn func(rr *rowReader) error) (ok bool, err error) {
 	var argBuf [4]driver.NamedValue
 	var nv []driver.NamedValue
 	queryCtx := ctx
 	if q.kind == dialects.SQLite {
 		nv, ok = liteArgs(argBuf[:0], args)
-		queryCtx = context.Background()
+		if !watch {
+			queryCtx = context.Background()
+		}
 	} else {
 		nv, ok = myArgs(argBuf[:0], args)
 	}
@@ -108,7 +114,7 @@ func (q *tableReq) driverRead(ctx context.Context, sh *shape, text string, args 
 		if err != nil {
 			return err
 		}
-		rr, err := q.b.newDriverReader(rows, plan, len(q.table.Columns), q.table, sh.liteTimes, sh.liteDecl)
+		rr, err := q.b.newDriverReader(rows, plan, len(q.table.Columns), q.table, times, decl)
 		if err != nil {
 			rows.Close()
 			return err
@@ -475,6 +481,7 @@ func (q *tableReq) liteShape(sh *shape) {
 		}
 	}
 	lite := string(buf)
+	sh.liteAll, sh.liteCols = all, lite
 	if sh.byID != "" {
 		sh.liteByID = strings.Replace(sh.byID, all, lite, 1)
 	}
@@ -482,4 +489,29 @@ func (q *tableReq) liteShape(sh *shape) {
 		sh.litePage = strings.Replace(sh.page, all, lite, 1)
 	}
 	sh.liteTimes, sh.liteDecl = times, decl
+}
+
+// liteListText returns the text a compiled list read lr runs with on
+// SQLite's driver (runList): lr's own, its DATE, DATETIME and TIMESTAMP
+// columns selected as liteShape selects them, with the reader's times and
+// declared types; "" when lr selects anything but every column of the
+// table in order (fields, a role's field list that leaves some out),
+// which database/sql reads.
+func (q *tableReq) liteListText(lr *listRead) (text string, times []int, decl []string) {
+	if q.kind != dialects.SQLite || lr.visible != len(q.table.Columns) || lr.hints != q.table {
+		return "", nil, nil
+	}
+	cols := q.b.allColumns(q.db, q.table)
+	all := "SELECT " + cols + " FROM "
+	if !strings.HasPrefix(lr.text, all) {
+		return "", nil, nil
+	}
+	sh := q.shapeOf()
+	if sh.liteCols == "" || len(sh.liteTimes) == 0 {
+		return lr.text, nil, nil
+	}
+	if sh.liteAll != cols {
+		return "", nil, nil
+	}
+	return "SELECT " + sh.liteCols + " FROM " + lr.text[len(all):], sh.liteTimes, sh.liteDecl
 }
