@@ -115,3 +115,22 @@ func reprepares(t *testing.T, conn *sql.Conn, text string) (n int32, ok bool) {
 	})
 	return n, ok
 }
+
+func TestKeepDateTime(t *testing.T) {
+	for _, c := range []struct {
+		decl, s string
+		keep    bool
+	}{
+		{"DATETIME", "2024-02-29 10:11:12", true},
+		{"TIMESTAMP", "2024-13-40 25:61:61", true}, // not a time: written as the text either way
+		{"DATE", "2024-02-29 10:11:12", false},     // a time writes only its date
+		{"DATETIME", "2024-02-29T10:11:12", false},
+		{"DATETIME", "2024-02-29 10:11:12.5", false},
+		{"DATETIME", "2024-02-29 10:11", false},
+		{"", "2024-02-29 10:11:12", false},
+	} {
+		if got := keepDateTime(c.decl, c.s); got != c.keep {
+			t.Errorf("keepDateTime(%q, %q) = %v, want %v", c.decl, c.s, got, c.keep)
+		}
+	}
+}

@@ -309,7 +309,7 @@ func (b *Backend) newDriverReader(rows driver.Rows, plan *atomic.Pointer[readPla
 		r.vals = make([]driver.Value, n)
 	}
 	r.rj, r.drows, r.vals, r.visible, r.ncols = &r.own, rows, r.vals[:n], visible, n
-	r.times = times
+	r.times, r.decl = times, decl
 	return r, nil
 }
 
@@ -325,7 +325,7 @@ func (r *rowReader) nextDriver() (bool, error) {
 		return false, err
 	}
 	for _, i := range r.times {
-		if s, ok := r.vals[i].(string); ok {
+		if s, ok := r.vals[i].(string); ok && !keepDateTime(r.decl[i], s) {
 			r.vals[i] = liteTime(s)
 		}
 	}
@@ -393,6 +393,17 @@ func liteTime(s string) any {
 		}
 	}
 	return s
+}
+
+// keepDateTime reports whether s, the text of a column declared decl,
+// is written the same whether liteTime makes it a time or not, so that it
+// can stay text: the form 2006-01-02 15:04:05 in a DATETIME or TIMESTAMP
+// column. Read as a time it is in UTC without fraction, which rowjson
+// writes in that same form (cDateTime); not read as one (a month 13), it
+// is written as the text it is. A DATE column writes only the date of a
+// time, so its text is always read.
+func keepDateTime(decl, s string) bool {
+	return (decl == "DATETIME" || decl == "TIMESTAMP") && plainDateTime(s)
 }
 
 // plainDateTime reports whether s has the form 2006-01-02 15:04:05 (any

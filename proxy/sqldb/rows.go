@@ -28,8 +28,10 @@ type rowReader struct {
 	drows   driver.Rows
 	vals    []driver.Value
 	dclosed bool
-	// times are the columns of drows whose text is a time (liteTime).
+	// times are the columns of drows whose text is a time (liteTime);
+	// decl holds the declared types of drows' columns (for times).
 	times []int
+	decl  []string
 }
 
 // readers keeps the readers the fast paths release, with their cells.
@@ -81,7 +83,7 @@ func (r *rowReader) release() {
 	r.Close()
 	r.own.Clear()
 	clear(r.vals)
-	r.rj, r.rows, r.drows, r.dclosed, r.times = nil, nil, nil, false, nil
+	r.rj, r.rows, r.drows, r.dclosed, r.times, r.decl = nil, nil, nil, false, nil, nil
 	readers.Put(r)
 }
 
