@@ -134,7 +134,7 @@ func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh boo
 	if row == nil || row.Revoked || row.UserID != c.UserID {
 		return unauthenticated(MsgTokenRevoked)
 	}
-	if u == nil || !u.IsActive || !equalConstantTime(st.sub, c.Subject) {
+	if u == nil || !u.IsActive || !SecretsEqual(st.sub, c.Subject) {
 		return unauthenticated(MsgUserNotVerified)
 	}
 	if u.TokensValidAfter != nil && c.IssuedAt.Time.Before(u.TokensValidAfter.Truncate(time.Second)) {
@@ -151,32 +151,6 @@ func (s *Engine) check(ctx context.Context, c *Claims, st *rowState, refresh boo
 		return unauthenticated(MsgTokenExpired)
 	}
 	return nil
-}
-
-// equalConstantTime reports whether a and b are equal in a time that
-// depends only on their lengths, as subtle.ConstantTimeCompare does, but
-// eight bytes at a time.
-func equalConstantTime(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var v uint64
-	i := 0
-	for ; len(a)-i >= 8; i += 8 {
-		v |= load64(a[i:]) ^ load64(b[i:])
-	}
-	for ; i < len(a); i++ {
-		v |= uint64(a[i] ^ b[i])
-	}
-	return v == 0
-}
-
-// load64 reads the first eight bytes of s as one word (little-endian; the
-// compiler makes it a single load).
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // slide moves a browser session's idle deadline forward, at most once a

@@ -1,4 +1,4 @@
-package apikey
+package identity
 
 import (
 	"crypto/subtle"
@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestEqualConstantTime: the same answers as subtle.ConstantTimeCompare,
+// TestEqual: the same answers as subtle.ConstantTimeCompare,
 // for every length around the word size and a difference at every byte.
-func TestEqualConstantTime(t *testing.T) {
+func TestSecretsEqual(t *testing.T) {
 	cases := []struct{ a, b string }{
 		{"", ""},
 		{"a", ""},
@@ -28,8 +28,8 @@ func TestEqualConstantTime(t *testing.T) {
 	}
 	for _, c := range cases {
 		want := subtle.ConstantTimeCompare([]byte(c.a), []byte(c.b)) == 1
-		if got := equalConstantTime(c.a, c.b); got != want {
-			t.Errorf("equalConstantTime(%q, %q) = %v, want %v", c.a, c.b, got, want)
+		if got := SecretsEqual(c.a, c.b); got != want {
+			t.Errorf("SecretsEqual(%q, %q) = %v, want %v", c.a, c.b, got, want)
 		}
 	}
 }
