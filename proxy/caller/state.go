@@ -207,22 +207,10 @@ func (s *State) Value(key any) any {
 	return s.Context.Value(key)
 }
 
-// eface is the layout of an interface value with no methods.
-type eface struct {
-	typ, data unsafe.Pointer
-}
-
-// find returns the index of key in s.keys, or -1. A key is found without
-// the runtime's comparison call when it holds the same type and data
-// pointer as the one put: as context keys of an empty struct type always
-// do (both point at the runtime's zero base), or a pointer key. Only a
-// value with a NaN in it would be == to none of its copies, and no key is
-// one (context.WithValue could not find it either).
+// find returns the index of key in s.keys, or -1.
 func (s *State) find(key any) int {
-	k := (*eface)(unsafe.Pointer(&key))
 	for i := range int(s.n) {
-		e := (*eface)(unsafe.Pointer(&s.keys[i]))
-		if e.typ == k.typ && (e.data == k.data || s.keys[i] == key) {
+		if s.keys[i] == key {
 			return i
 		}
 	}
