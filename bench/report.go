@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -85,15 +86,16 @@ func (p *lineProgress) finish() {}
 // printTable writes the results as an aligned table, two lines per case.
 func printTable(w io.Writer, results []*caseResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tengine\tserver\treq/s\tp50\tp99\t@rate\tallocs/req\tKB/req\tCPU µs/req\tDB CPU µs/req\tpeak RSS\treq/s ratio\tp99 ratio\t")
+	fmt.Fprintln(tw, "scenario\tengine\tserver\treq/s\tp50\tp99\t@rate\tallocs/req\tKB/req\tCPU µs/req\tDB CPU µs/req\tpeak RSS\treq/s ratio\trounds\tp99 ratio\t")
 	for _, c := range results {
 		for _, s := range []struct {
 			name string
 			r    sideResult
 		}{{"portcullis", c.Portcullis}, {"baseline", c.Baseline}} {
-			ratioRPS, ratioP99 := "", ""
+			ratioRPS, rounds, ratioP99 := "", "", ""
 			if s.name == "portcullis" {
 				ratioRPS, ratioP99 = fmt.Sprintf("%.2f", c.RatioRPS), fmt.Sprintf("%.2f", c.RatioP99)
+				rounds = roundRange(c.RoundRatios)
 			}
 			rss := mib(s.r.PeakRSS)
 			if !s.r.RSSExact {
@@ -103,12 +105,25 @@ func printTable(w io.Writer, results []*caseResult) {
 			if c.Engine != string(dialects.SQLite) {
 				dbCPU = fmt.Sprintf("%.0f", s.r.DBCPUus)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%d/s\t%.0f\t%.1f\t%.0f\t%s\t%s\t%s\t%s\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%d/s\t%.0f\t%.1f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n",
 				c.Scenario, c.Engine, s.name, s.r.RPS, dur(s.r.P50us), dur(s.r.P99us), c.LatencyRate,
-				s.r.Allocs, s.r.Bytes/1024, s.r.CPUus, dbCPU, rss, ratioRPS, ratioP99)
+				s.r.Allocs, s.r.Bytes/1024, s.r.CPUus, dbCPU, rss, ratioRPS, rounds, ratioP99)
 		}
 	}
 	tw.Flush()
+}
+
+// roundRange is the lowest and highest of the rounds' req/s ratios
+// ("0.81-0.93"), or the one ratio of a single round.
+func roundRange(rs []float64) string {
+	if len(rs) == 0 {
+		return "-"
+	}
+	lo, hi := slices.Min(rs), slices.Max(rs)
+	if len(rs) == 1 {
+		return fmt.Sprintf("%.2f", lo)
+	}
+	return fmt.Sprintf("%.2f-%.2f", lo, hi)
 }
 
 // summary is what the table implies for the targets.

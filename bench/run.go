@@ -61,6 +61,10 @@ type caseResult struct {
 	RatioRPS    float64    `json:"ratio_rps"`
 	RatioP50    float64    `json:"ratio_p50"`
 	RatioP99    float64    `json:"ratio_p99"`
+	// RoundRatios is the req/s ratio of each max-rate round (Portcullis's
+	// round against the baseline's round next to it), so that a reader sees
+	// how far the machine's noise moved the ratio within the run.
+	RoundRatios []float64 `json:"round_ratios_rps"`
 }
 
 // runner measures cases.
@@ -171,9 +175,26 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 		s.res.P99us = us(percentile(lat, 0.99))
 	}
 	out.RatioRPS = ratio(p.res.RPS, b.res.RPS)
+	out.RoundRatios = roundRatios(p.tput, b.tput)
 	out.RatioP50 = ratio(p.res.P50us, b.res.P50us)
 	out.RatioP99 = ratio(p.res.P99us, b.res.P99us)
 	return out, nil
+}
+
+// roundRatios returns the req/s ratio of each pair of rounds, p's i-th
+// against b's i-th (0 where either served nothing).
+func roundRatios(p, b []*attackResult) []float64 {
+	rps := func(t *attackResult) float64 {
+		if e := time.Duration(t.Elapsed).Seconds(); e > 0 {
+			return float64(t.Succeeded) / e
+		}
+		return 0
+	}
+	out := make([]float64, min(len(p), len(b)))
+	for i := range out {
+		out[i] = ratio(rps(p[i]), rps(b[i]))
+	}
+	return out
 }
 
 // attack runs one job on s's targets (rate 0: as fast as possible).
