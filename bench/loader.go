@@ -61,6 +61,15 @@ type attackResult struct {
 	Latencies []int64 `json:"latencies"`
 }
 
+// rps is the attack's successful requests per second (0 when it took no
+// time).
+func (a *attackResult) rps() float64 {
+	if e := time.Duration(a.Elapsed).Seconds(); e > 0 {
+		return float64(a.Succeeded) / e
+	}
+	return 0
+}
+
 // loaderMain is the child's main loop: one job per input line, one
 // progress line ("p <requests>") every 200ms while it runs and one result
 // line ("r <json>") when it ends.

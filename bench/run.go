@@ -184,15 +184,9 @@ func (r *runner) runCase(ctx context.Context, sc scenario, kind dialects.Kind) (
 // roundRatios returns the req/s ratio of each pair of rounds, p's i-th
 // against b's i-th (0 where either served nothing).
 func roundRatios(p, b []*attackResult) []float64 {
-	rps := func(t *attackResult) float64 {
-		if e := time.Duration(t.Elapsed).Seconds(); e > 0 {
-			return float64(t.Succeeded) / e
-		}
-		return 0
-	}
 	out := make([]float64, min(len(p), len(b)))
 	for i := range out {
-		out[i] = ratio(rps(p[i]), rps(b[i]))
+		out[i] = ratio(p[i].rps(), b[i].rps())
 	}
 	return out
 }
