@@ -36,6 +36,9 @@ type job struct {
 	Rate     int          `json:"rate"`
 	Duration jsonDuration `json:"duration"`
 	Workers  int          `json:"workers"`
+	// Wrk, when set, is the wrk executable that runs the job instead of
+	// vegeta, when wrkUsable says it can (wrk.go).
+	Wrk string `json:"wrk,omitempty"`
 }
 
 // reqSpec is one request of a job.
@@ -59,6 +62,9 @@ type attackResult struct {
 	// Latencies holds every request's latency in microseconds, so that
 	// rounds can be merged before percentiles are taken.
 	Latencies []int64 `json:"latencies"`
+	// CPU is what the loader's process spent (user + system) while the
+	// attack ran: the client's share of the machine.
+	CPU jsonDuration `json:"cpu"`
 }
 
 // rps is the attack's successful requests per second (0 when it took no
@@ -104,6 +110,9 @@ func loaderMain(in io.Reader, out io.Writer) error {
 func runAttack(j job, progress func(int64)) (*attackResult, error) {
 	if len(j.Targets) == 0 {
 		return nil, errors.New("loader: job without targets")
+	}
+	if j.Wrk != "" && wrkUsable(j) {
+		return runWrk(j.Wrk, j)
 	}
 	workers := max(j.Workers, 1)
 	maxWorkers := uint64(workers)
@@ -160,6 +169,7 @@ func runAttack(j job, progress func(int64)) (*attackResult, error) {
 	res.Latencies = make([]int64, 0, 1<<14)
 	var first, last time.Time
 	errs := map[string]bool{}
+	cpu0 := sample().cpu
 	for r := range atk.Attack(targeter, pacer, time.Duration(j.Duration), "bench") {
 		done.Add(1)
 		res.Requests++
@@ -178,6 +188,7 @@ func runAttack(j job, progress func(int64)) (*attackResult, error) {
 			last = end
 		}
 	}
+	res.CPU = jsonDuration(sample().cpu - cpu0)
 	close(stop)
 	wg.Wait()
 	progress(done.Load())

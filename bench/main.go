@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -70,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	scen := fs.String("scenarios", "", "comma-separated scenarios ("+strings.Join(scenarioNames(), ",")+"); default: all")
 	fs.StringVar(&o.jsonFile, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&o.set.profileDir, "profile", "", "write CPU and allocation profiles of the max-rate runs to this folder (the baseline's named …-baseline)")
+	fs.StringVar(&o.set.Loader, "loader", "auto", "what drives the max-rate rounds: wrk, vegeta, or auto (wrk when it is on PATH)")
 	fs.BoolVar(&o.accessLog, "accesslog", false, "keep Portcullis's access log on (written to a discarding JSON handler)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -103,6 +105,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.set.Rounds < 1 || o.set.Workers < 1 {
 		errs = append(errs, errors.New("-rounds and -workers must be at least 1"))
+	}
+	switch o.set.Loader {
+	case "auto", "wrk":
+		p, err := exec.LookPath("wrk")
+		switch {
+		case err == nil:
+			o.set.Loader, o.set.wrkPath = "wrk", p
+		case o.set.Loader == "wrk":
+			errs = append(errs, fmt.Errorf("-loader wrk: %w (Debian: apt-get install wrk)", err))
+		default:
+			o.set.Loader = "vegeta"
+		}
+	case "vegeta":
+	default:
+		errs = append(errs, fmt.Errorf("-loader must be wrk, vegeta or auto, not %q", o.set.Loader))
 	}
 	if o.set.Rows < 1000 {
 		errs = append(errs, errors.New("-rows must be at least 1000 (the 1000-row page)"))
@@ -217,9 +234,9 @@ func bench(ctx context.Context, o *options, stdout io.Writer) (*report, error) {
 		GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: loadAverages(),
 	}}
-	fmt.Fprintf(stdout, "Portcullis bench: %s %s, %d CPUs, load average %s; engines %s; %d rows; %v max-rate (%d rounds) + %v at constant rate per server, %d connections\n",
+	fmt.Fprintf(stdout, "Portcullis bench: %s %s, %d CPUs, load average %s; engines %s; %d rows; %v max-rate (%d rounds, %s) + %v at constant rate per server, %d connections\n",
 		rep.Machine.GoVersion, rep.Machine.OS, rep.Machine.CPUs, rep.Machine.LoadStart, kindsText(o.engines),
-		o.set.Rows, o.set.Duration, o.set.Rounds, o.set.Latency, o.set.Workers)
+		o.set.Rows, o.set.Duration, o.set.Rounds, loaderText(o.set), o.set.Latency, o.set.Workers)
 
 	dir, err := os.MkdirTemp("", "portcullis-bench-")
 	if err != nil {

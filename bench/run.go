@@ -27,6 +27,10 @@ type settings struct {
 	Workers     int     `json:"workers"` // concurrent connections
 	Rows        int     `json:"rows"`    // seeded rows
 	Quick       bool    `json:"quick"`
+	// Loader is what drives the max-rate rounds: "wrk" (its path in
+	// wrkPath) or "vegeta".
+	Loader  string `json:"loader"`
+	wrkPath string
 	// profileDir, when set, receives CPU and allocation profiles of each
 	// Portcullis max-rate run.
 	profileDir string
@@ -34,20 +38,23 @@ type settings struct {
 
 // sideResult is the figures of one server in one scenario.
 type sideResult struct {
-	Requests  int     `json:"requests"`
-	Failed    int     `json:"failed"`
-	RPS       float64 `json:"rps"` // max-rate throughput
-	MaxP50us  float64 `json:"max_rate_p50_us"`
-	MaxP99us  float64 `json:"max_rate_p99_us"`
-	P50us     float64 `json:"p50_us"` // at the scenario's constant rate
-	P99us     float64 `json:"p99_us"`
-	Allocs    float64 `json:"allocs_per_req"`
-	Bytes     float64 `json:"alloc_bytes_per_req"`
-	CPUus     float64 `json:"cpu_us_per_req"`    // server process, user + system
-	DBCPUus   float64 `json:"db_cpu_us_per_req"` // database server processes (PostgreSQL, MySQL)
-	PeakRSS   uint64  `json:"peak_rss_bytes"`
-	RSSExact  bool    `json:"peak_rss_per_run"` // false: process lifetime peak
-	BodyBytes int     `json:"body_bytes"`
+	Requests int     `json:"requests"`
+	Failed   int     `json:"failed"`
+	RPS      float64 `json:"rps"` // max-rate throughput
+	MaxP50us float64 `json:"max_rate_p50_us"`
+	MaxP99us float64 `json:"max_rate_p99_us"`
+	P50us    float64 `json:"p50_us"` // at the scenario's constant rate
+	P99us    float64 `json:"p99_us"`
+	Allocs   float64 `json:"allocs_per_req"`
+	Bytes    float64 `json:"alloc_bytes_per_req"`
+	CPUus    float64 `json:"cpu_us_per_req"`    // server process, user + system
+	DBCPUus  float64 `json:"db_cpu_us_per_req"` // database server processes (PostgreSQL, MySQL)
+	// LoaderCPUus is the load generator's CPU per request: the client's
+	// share of the machine, which a server's headers and answers change.
+	LoaderCPUus float64 `json:"loader_cpu_us_per_req"`
+	PeakRSS     uint64  `json:"peak_rss_bytes"`
+	RSSExact    bool    `json:"peak_rss_per_run"` // false: process lifetime peak
+	BodyBytes   int     `json:"body_bytes"`
 }
 
 // caseResult is one scenario on one engine.
@@ -214,7 +221,7 @@ func (r *runner) measure(ctx context.Context, s *side, d time.Duration, profName
 		}
 	}
 	before, dbBefore := sample(), dbServerCPU()
-	res, err := r.load.run(job{Targets: s.targets, Duration: jsonDuration(d), Workers: r.set.Workers}, nil)
+	res, err := r.load.run(job{Targets: s.targets, Duration: jsonDuration(d), Workers: r.set.Workers, Wrk: r.set.wrkPath}, nil)
 	after, dbAfter := sample(), dbServerCPU()
 	if stopProfile != nil {
 		stopProfile()
@@ -235,9 +242,10 @@ func (r *runner) measure(ctx context.Context, s *side, d time.Duration, profName
 
 // summariseThroughput fills the max-rate figures of s.res.
 func (s *side) summariseThroughput() {
-	var elapsed time.Duration
+	var elapsed, loader time.Duration
 	ok := 0
 	for _, t := range s.tput {
+		loader += time.Duration(t.CPU)
 		s.res.Requests += t.Requests
 		ok += t.Succeeded
 		elapsed += time.Duration(t.Elapsed)
@@ -254,6 +262,7 @@ func (s *side) summariseThroughput() {
 		s.res.Bytes = float64(s.delta.allocBytes) / n
 		s.res.CPUus = float64(s.delta.cpu.Microseconds()) / n
 		s.res.DBCPUus = float64(s.dbCPU.Microseconds()) / n
+		s.res.LoaderCPUus = float64(loader.Microseconds()) / n
 	}
 	s.res.PeakRSS = s.peak
 	s.res.RSSExact = s.rssOK
