@@ -91,11 +91,21 @@ type baseline struct {
 	// resources), taken once at start-up, so that the scenario measures
 	// the pipeline alone however that list grows.
 	trivialBody atomic.Pointer[[]byte]
+	// upstream and client are the rws scenario's upstream and the client
+	// the hand-written proxy (GET /proxy/orders/{id}) reaches it with.
+	upstream string
+	client   *http.Client
 }
 
-func newBaseline(dbs map[string]*baseDB) *baseline {
-	b := &baseline{dbs: dbs, mux: http.NewServeMux()}
+// newBaseline returns the baseline for the pools in dbs; upstream, when
+// set, is what its proxy route forwards to.
+func newBaseline(dbs map[string]*baseDB, upstream string) *baseline {
+	b := &baseline{dbs: dbs, mux: http.NewServeMux(), upstream: upstream, client: &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true, IdleConnTimeout: time.Minute},
+		Timeout:   30 * time.Second,
+	}}
 	b.mux.HandleFunc("GET /trivial", b.trivial)
+	b.mux.HandleFunc("GET /proxy/orders/{id}", b.proxy)
 	b.mux.HandleFunc("GET /{engine}/item/{id}", b.getByID)
 	b.mux.HandleFunc("GET /{engine}/item", b.getPage)
 	b.mux.HandleFunc("GET /{engine}/filtered", b.getFiltered)
@@ -112,6 +122,46 @@ func (b *baseline) trivial(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeBody(w, http.StatusOK, *body)
+}
+
+// proxy is the best reverse proxy a careful programmer writes with
+// net/http for the rws scenario's calls: the same GET sent to the
+// upstream on a pooled keep-alive connection, its status, type, length
+// and body copied back; nothing else (no headers
+// passed on, no rewriting). The rwsproxy scenario puts Portcullis's rws
+// service beside it, so that the cost of the second HTTP exchange, which
+// any proxy pays, is told apart from what Portcullis adds.
+func (b *baseline) proxy(w http.ResponseWriter, r *http.Request) {
+	if b.upstream == "" {
+		writeError(w, http.StatusNotFound, "no upstream")
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, b.upstream+"/orders/"+r.PathValue("id")+queryOf(r), nil)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	h["Content-Type"] = resp.Header["Content-Type"]
+	if resp.ContentLength >= 0 {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body) // the response's ReadFrom, with net/http's pooled buffer
+}
+
+// queryOf is r's query with its "?", or "".
+func queryOf(r *http.Request) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	return "?" + r.URL.RawQuery
 }
 
 // engine returns the pool for the request's {engine}, or answers 404.

@@ -283,7 +283,7 @@ func bench(ctx context.Context, o *options, stdout io.Writer) (*report, error) {
 		return nil, err
 	}
 	defer stopUp()
-	base := newBaseline(baseDBs)
+	base := newBaseline(baseDBs, upURL)
 	baseURL, stopBase, err := serve(base)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func BenchmarkPipelineOverHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer inst.close()
-	base := newBaseline(nil)
+	base := newBaseline(nil, "")
 	if err := inst.learnTrivial(ctx, dialects.SQLite, base); err != nil {
 		b.Fatal(err)
 	}

@@ -133,5 +133,5 @@ func inProcessServers(b *testing.B) (inst *instance, base *baseline, dbs []*data
 		b.Fatal(err)
 	}
 	b.Cleanup(inst.close)
-	return inst, newBaseline(bases), dbs
+	return inst, newBaseline(bases, ""), dbs
 }

@@ -136,6 +136,12 @@ type summary struct {
 	// PerRow holds, per engine, the allocations per row of a page (from the
 	// difference between the 1000-row and the 25-row pages).
 	PerRow []perRow `json:"per_row,omitempty"`
+	// ProxyOfUpstream is the req/s of the baseline's hand-written net/http
+	// proxy (rwsproxy) over the upstream called directly (rws), when both
+	// ran: what the second HTTP exchange alone leaves, beside the rws
+	// target. RWSOfUpstream is Portcullis's rws ratio, repeated.
+	ProxyOfUpstream float64 `json:"proxy_of_upstream,omitempty"`
+	RWSOfUpstream   float64 `json:"rws_of_upstream,omitempty"`
 }
 
 type perRow struct {
@@ -151,8 +157,13 @@ type perRow struct {
 func summarise(results []*caseResult) summary {
 	var s summary
 	pages := map[string]map[string]*caseResult{}
+	var rws, proxy *caseResult
 	for _, c := range results {
 		switch c.Scenario {
+		case "rws":
+			rws = c
+		case "rwsproxy":
+			proxy = c
 		case "pipeline":
 			s.PipelineOK = true
 			s.PipelineCPUus = c.Portcullis.CPUus - c.Baseline.CPUus
@@ -163,6 +174,10 @@ func summarise(results []*caseResult) summary {
 			}
 			pages[c.Engine][c.Scenario] = c
 		}
+	}
+	if rws != nil && proxy != nil && rws.Baseline.RPS > 0 {
+		s.ProxyOfUpstream = proxy.Baseline.RPS / rws.Baseline.RPS
+		s.RWSOfUpstream = rws.RatioRPS
 	}
 	for _, k := range allKinds {
 		m := pages[string(k)]
@@ -188,6 +203,10 @@ func printSummary(w io.Writer, s summary) {
 	if s.PipelineOK {
 		fmt.Fprintf(w, "\nfull pipeline (key, session, RBAC, %s): adds %.0f µs CPU and %.0f µs median latency per request (target ≤ 15 µs CPU)\n",
 			"limits", s.PipelineCPUus, s.PipelineP50us)
+	}
+	if s.ProxyOfUpstream > 0 {
+		fmt.Fprintf(w, "\nrws: Portcullis reaches %.2f of the upstream called directly (target ≥ 0.40); a hand-written net/http proxy reaches %.2f\n",
+			s.RWSOfUpstream, s.ProxyOfUpstream)
 	}
 	if len(s.PerRow) > 0 {
 		fmt.Fprintln(w, "\nper row of a page (1000-row page minus 25-row page, divided by 975):")

@@ -41,6 +41,7 @@ var scenarios = []scenario{
 	{name: "filtered", title: "filtered query, 25 rows", perEngine: true, targets: filteredTargets},
 	{name: "post", title: "POST one record", perEngine: true, targets: postTargets, posted: true},
 	{name: "rws", title: "rws call vs upstream", targets: rwsTargets},
+	{name: "rwsproxy", title: "rws call vs a hand-written proxy", targets: rwsProxyTargets},
 	scriptScenario("lua"),
 	scriptScenario("javascript"),
 }
@@ -143,6 +144,17 @@ func rwsTargets(e *env, _ dialects.Kind) ([]reqSpec, []reqSpec) {
 		path := "/orders/" + strconv.Itoa(100+i) + "?expand=lines"
 		p = append(p, e.get(e.inst.url+"/api/v2/"+rwsService+path, e.inst.headers()))
 		b = append(b, e.get(e.upstream+path, nil))
+	}
+	return p, b
+}
+
+// rwsProxyTargets: the rws scenario's calls against the same calls
+// through the baseline's hand-written net/http proxy (baseline.proxy).
+func rwsProxyTargets(e *env, kind dialects.Kind) ([]reqSpec, []reqSpec) {
+	p, _ := rwsTargets(e, kind)
+	var b []reqSpec
+	for i := range 16 {
+		b = append(b, e.get(e.baseURL+"/proxy/orders/"+strconv.Itoa(100+i)+"?expand=lines", nil))
 	}
 	return p, b
 }
