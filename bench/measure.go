@@ -102,8 +102,12 @@ var dbServerNames = map[string]bool{"postgres": true, "mariadbd": true, "mysqld"
 // that engine's CPU for the run. PostgreSQL backends of other databases
 // (another program's tests on the same server) are left out (otherClient);
 // MariaDB serves every client in one process, so there other clients of
-// the same server count too: run on a quiet machine. It is 0 where /proc
-// cannot be read.
+// the same server count too: run on a quiet machine. The CPU of the
+// processes' reaped children counts as well (cutime and cstime): a
+// PostgreSQL backend that exits during a round (its pool closed the
+// connection) leaves the sum, and its whole time reaches the postmaster's
+// children's time when it is reaped, so the difference across the round
+// is still what it spent in it. It is 0 where /proc cannot be read.
 func dbServerCPU() time.Duration {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -124,12 +128,15 @@ func dbServerCPU() time.Duration {
 			continue
 		}
 		f := bytes.Fields(b[close+1:])
-		if len(f) < 13 { // state is f[0]; utime and stime are fields 14 and 15
+		if len(f) < 15 { // state is f[0]; utime, stime, cutime, cstime are fields 14-17
 			continue
 		}
-		ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
-		st, _ := strconv.ParseInt(string(f[12]), 10, 64)
-		total += time.Duration(ut+st) * tick
+		var sum int64
+		for _, v := range f[11:15] {
+			n, _ := strconv.ParseInt(string(v), 10, 64)
+			sum += n
+		}
+		total += time.Duration(sum) * tick
 	}
 	return total
 }
