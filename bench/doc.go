@@ -1,7 +1,8 @@
 // Command bench is Portcullis's load harness: it starts a Portcullis
 // instance and a hand-written baseline server in one process, seeds a
 // database on every engine available, drives the same calls at both with a
-// load generator (vegeta, in a child process) over loopback, and prints
+// load generator in a child process (wrk for the max-rate rounds when it is
+// installed, else vegeta; vegeta for the paced runs) over loopback, and prints
 // throughput, latency, allocations, CPU time and peak memory side by side
 // with the ratio Portcullis/baseline.
 //
