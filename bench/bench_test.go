@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,6 +149,23 @@ func TestParseFlags(t *testing.T) {
 		{name: "bad numbers", args: []string{"-rounds", "0", "-rows", "10"}, wantErr: "-rows must be at least 1000"},
 		{name: "bad latency load", args: []string{"-latency-load", "1.5"}, wantErr: "-latency-load must be in (0, 1]"},
 		{name: "extra arguments", args: []string{"now"}, wantErr: "unexpected arguments"},
+		{name: "unknown loader", args: []string{"-loader", "ab"}, wantErr: `-loader must be wrk, vegeta or auto, not "ab"`},
+		{name: "vegeta loader", args: []string{"-loader", "vegeta"}, check: func(t *testing.T, o *options) {
+			if o.set.Loader != "vegeta" || o.set.wrkPath != "" || loaderText(o.set) != "on vegeta" {
+				t.Errorf("loader %q, wrk %q, text %q", o.set.Loader, o.set.wrkPath, loaderText(o.set))
+			}
+		}},
+		{name: "auto loader", check: func(t *testing.T, o *options) {
+			_, err := exec.LookPath("wrk")
+			if want := map[bool]string{true: "wrk", false: "vegeta"}[err == nil]; o.set.Loader != want {
+				t.Errorf("auto picked %q, want %q", o.set.Loader, want)
+			}
+		}},
+		{name: "wrk takes whole seconds", args: []string{"-duration", "1500ms", "-rounds", "1"}, check: func(t *testing.T, o *options) {
+			if o.set.Loader == "wrk" && loaderText(o.set) != "on vegeta: wrk takes rounds of whole seconds" {
+				t.Errorf("text %q", loaderText(o.set))
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
