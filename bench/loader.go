@@ -111,8 +111,10 @@ func runAttack(j job, progress func(int64)) (*attackResult, error) {
 	if len(j.Targets) == 0 {
 		return nil, errors.New("loader: job without targets")
 	}
-	if j.Wrk != "" && wrkUsable(j) {
-		return runWrk(j.Wrk, j)
+	if j.Wrk != "" {
+		if base, paths, ok := wrkUsable(j); ok {
+			return runWrk(j.Wrk, j, base, paths)
+		}
 	}
 	workers := max(j.Workers, 1)
 	maxWorkers := uint64(workers)

@@ -139,22 +139,22 @@ func postTargets(e *env, kind dialects.Kind) ([]reqSpec, []reqSpec) {
 // rwsTargets: a GET through the rws service against the same GET sent
 // straight to the upstream.
 func rwsTargets(e *env, _ dialects.Kind) ([]reqSpec, []reqSpec) {
-	var p, b []reqSpec
-	for i := range 16 {
-		path := "/orders/" + strconv.Itoa(100+i) + "?expand=lines"
-		p = append(p, e.get(e.inst.url+"/api/v2/"+rwsService+path, e.inst.headers()))
-		b = append(b, e.get(e.upstream+path, nil))
-	}
-	return p, b
+	return rwsCalls(e, e.upstream)
 }
 
 // rwsProxyTargets: the rws scenario's calls against the same calls
 // through the baseline's hand-written net/http proxy (baseline.proxy).
-func rwsProxyTargets(e *env, kind dialects.Kind) ([]reqSpec, []reqSpec) {
-	p, _ := rwsTargets(e, kind)
-	var b []reqSpec
+func rwsProxyTargets(e *env, _ dialects.Kind) ([]reqSpec, []reqSpec) {
+	return rwsCalls(e, e.baseURL+"/proxy")
+}
+
+// rwsCalls returns the rws scenarios' orders through the rws service and,
+// for the baseline, the same paths under other.
+func rwsCalls(e *env, other string) (p, b []reqSpec) {
 	for i := range 16 {
-		b = append(b, e.get(e.baseURL+"/proxy/orders/"+strconv.Itoa(100+i)+"?expand=lines", nil))
+		path := "/orders/" + strconv.Itoa(100+i) + "?expand=lines"
+		p = append(p, e.get(e.inst.url+"/api/v2/"+rwsService+path, e.inst.headers()))
+		b = append(b, e.get(other+path, nil))
 	}
 	return p, b
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +19,7 @@ import (
 )
 
 // The max-rate rounds run on wrk when it is installed (-loader). vegeta's
-// client is Go's net/http: about 25-35 µs of CPU per request on the
+// client is Go's net/http: about 20-35 µs of CPU per request on the
 // machines of bench/README, and more per request the slower the server
 // answers (its idle workers and spinning scheduler), so on a machine the
 // servers share with the loader, the loader's own cost moved the ratio by
@@ -32,16 +33,19 @@ import (
 // Latencies, for the max-rate p50 and p99 merged over rounds).
 const wrkLatencies = 1000
 
-// wrkUsable reports whether job j can run on wrk: a max-rate job of whole
-// seconds whose targets all go to one http server.
-func wrkUsable(j job) bool {
-	d := time.Duration(j.Duration)
-	if j.Rate != 0 || d < time.Second || d%time.Second != 0 || len(j.Targets) == 0 {
-		return false
+// wrkUsable reports whether job j can run on wrk, a max-rate job of whole
+// seconds whose targets all go to one http server, and if so returns that
+// server's base URL and each target's request-URI.
+func wrkUsable(j job) (base string, paths []string, ok bool) {
+	if j.Rate != 0 || !wrkTakes(time.Duration(j.Duration)) || len(j.Targets) == 0 {
+		return "", nil, false
 	}
-	_, _, err := wrkTargets(j.Targets)
-	return err == nil
+	base, paths, err := wrkTargets(j.Targets)
+	return base, paths, err == nil
 }
+
+// wrkTakes reports whether wrk can run for d: whole seconds only.
+func wrkTakes(d time.Duration) bool { return d >= time.Second && d%time.Second == 0 }
 
 // wrkTargets returns the server's base URL and each target's
 // request-URI, or an error when the targets do not share one http
@@ -77,12 +81,7 @@ func wrkScript(j job, paths []string) []byte {
 	b.WriteString("local specs = {\n")
 	for i, t := range j.Targets {
 		var hdr []string
-		keys := make([]string, 0, len(t.Header))
-		for k := range t.Header {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(t.Header)) {
 			hdr = append(hdr, fmt.Sprintf("[unhex(%q)] = unhex(%q)", hex.EncodeToString([]byte(k)),
 				hex.EncodeToString([]byte(strings.Join(t.Header[k], ", ")))))
 		}
@@ -112,14 +111,11 @@ end
 	return b.Bytes()
 }
 
-// runWrk runs max-rate job j on the wrk at path: workers connections on
-// as many threads as the machine has CPUs (at most one per connection).
-// The result's CPU is wrk's own (its rusage).
-func runWrk(path string, j job) (*attackResult, error) {
-	base, paths, err := wrkTargets(j.Targets)
-	if err != nil {
-		return nil, err
-	}
+// runWrk runs max-rate job j on the wrk at path against base, the
+// targets' request-URIs in paths (wrkUsable): workers connections on as
+// many threads as the machine has CPUs (at most one per connection). The
+// result's CPU is wrk's own (its rusage).
+func runWrk(path string, j job, base string, paths []string) (*attackResult, error) {
 	f, err := os.CreateTemp("", "portcullis-bench-*.lua")
 	if err != nil {
 		return nil, fmt.Errorf("wrk script: %w", err)
@@ -208,7 +204,7 @@ func loaderText(s settings) string {
 	if s.Loader != "wrk" {
 		return "on vegeta"
 	}
-	if per := s.Duration / time.Duration(max(s.Rounds, 1)); per < time.Second || per%time.Second != 0 {
+	if !wrkTakes(s.Duration / time.Duration(max(s.Rounds, 1))) {
 		return "on vegeta: wrk takes rounds of whole seconds"
 	}
 	return "on wrk"

@@ -38,7 +38,7 @@ func TestRunWrk(t *testing.T) {
 		{Method: http.MethodGet, URL: srv.URL + "/a?x=1&y=%27q%27", Header: http.Header{"X-Key": {"k\"1]]"}}},
 		{Method: http.MethodPost, URL: srv.URL + "/b", Header: http.Header{"X-Key": {"k2"}}, Body: []byte("{\"n\":\"]==]\\u00e9\"}")},
 	}}
-	if !wrkUsable(j) {
+	if _, _, ok := wrkUsable(j); !ok {
 		t.Fatal("a one-second max-rate job on one server should run on wrk")
 	}
 	res, err := runAttack(j, func(int64) {})
@@ -93,7 +93,7 @@ func TestWrkUsable(t *testing.T) {
 		{"two servers", job{Duration: jsonDuration(time.Second), Targets: append(one, reqSpec{Method: http.MethodGet, URL: "http://127.0.0.1:2/a"})}, false},
 		{"https", job{Duration: jsonDuration(time.Second), Targets: []reqSpec{{Method: http.MethodGet, URL: "https://127.0.0.1:1/a"}}}, false},
 	} {
-		if got := wrkUsable(c.j); got != c.want {
+		if _, _, got := wrkUsable(c.j); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
