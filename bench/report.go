@@ -142,6 +142,9 @@ type summary struct {
 	// target. RWSOfUpstream is Portcullis's rws ratio, repeated.
 	ProxyOfUpstream float64 `json:"proxy_of_upstream,omitempty"`
 	RWSOfUpstream   float64 `json:"rws_of_upstream,omitempty"`
+	// Targets is every target of issue 17 the run measured, met or not
+	// (targets.go).
+	Targets []targetCheck `json:"targets,omitempty"`
 }
 
 type perRow struct {
@@ -196,6 +199,7 @@ func summarise(results []*caseResult) summary {
 			BaselineCPUnsPR:   (large.Baseline.CPUus - small.Baseline.CPUus) * 1000 / rows,
 		})
 	}
+	s.Targets = checkTargets(results, s)
 	return s
 }
 
@@ -215,6 +219,7 @@ func printSummary(w io.Writer, s summary) {
 				r.Engine, r.PortcullisAllocs, r.PortcullisBytes, r.PortcullisCPUnsPR, r.BaselineAllocs, r.BaselineBytes, r.BaselineCPUnsPR)
 		}
 	}
+	printTargets(w, s.Targets)
 }
 
 func dur(usec float64) string {
