@@ -14,7 +14,7 @@ func TestCheckTargets(t *testing.T) {
 	}
 	results := []*caseResult{
 		cs("pipeline", "-", 0.7, sideResult{CPUus: 30}, sideResult{CPUus: 19}),
-		cs("byid", "sqlite", 0.91, side(0, 0.3), side(0, 0.2)), // idle work of the other servers: no check
+		cs("byid", "sqlite", 0.91, side(0, 0.3), side(0, 0.2)),  // idle work of the other servers: no check
 		cs("byid", "pgsql", 0.897, side(0, 44), side(0, 40)),    // 1.10: met
 		cs("byid", "mysql", 0.80, side(0, 61.6), side(0, 53.7)), // 1.15: the worst on mysql
 		cs("page25", "mysql", 0.95, side(0, 1400), side(0, 1350)),
