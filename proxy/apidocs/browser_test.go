@@ -151,11 +151,33 @@ type cdpReply struct {
 	} `json:"error"`
 }
 
+// removeProfile removes a browser profile folder, trying again for a few
+// seconds while the browser's helper processes finish writing into it.
+func removeProfile(t *testing.T, dir string) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err = os.RemoveAll(dir); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("remove the browser profile: %v", err)
+	}
+}
+
 // startChromium starts a headless Chromium with a fresh profile and
 // returns a connection to its page.
 func startChromium(ctx context.Context, t *testing.T, bin string) *cdp {
 	t.Helper()
-	profile := t.TempDir()
+	// The profile is removed by hand once the browser is gone: killing the
+	// main process leaves its helpers (renderer, zygote, crash handler)
+	// writing into it for a moment, and t.TempDir's cleanup then fails
+	// with "directory not empty".
+	profile, err := os.MkdirTemp("", "apidocs-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(ctx, bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -164,14 +186,17 @@ func startChromium(ctx context.Context, t *testing.T, bin string) *cdp {
 		"--remote-allow-origins=*", "about:blank")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
+		removeProfile(t, profile)
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
+		removeProfile(t, profile)
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		removeProfile(t, profile)
 	})
 	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 	found := make(chan string, 1)
