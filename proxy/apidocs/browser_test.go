@@ -170,33 +170,32 @@ func removeProfile(t *testing.T, dir string) {
 // returns a connection to its page.
 func startChromium(ctx context.Context, t *testing.T, bin string) *cdp {
 	t.Helper()
-	// The profile is removed by hand once the browser is gone: killing the
-	// main process leaves its helpers (renderer, zygote, crash handler)
-	// writing into it for a moment, and t.TempDir's cleanup then fails
-	// with "directory not empty".
+	// The profile is removed by hand once the browser is gone. Killing only
+	// the main process left its helpers (the network service among them)
+	// writing into it, and t.TempDir's cleanup failed with "directory not
+	// empty": the browser runs in a process group of its own, killed whole.
 	profile, err := os.MkdirTemp("", "apidocs-chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { removeProfile(t, profile) }) // runs after the browser's, below
 	cmd := exec.CommandContext(ctx, bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1400,1200",
 		"--user-data-dir="+profile, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--remote-allow-origins=*", "about:blank")
+	inOwnGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		removeProfile(t, profile)
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		removeProfile(t, profile)
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		killGroup(cmd)
 		_ = cmd.Wait()
-		removeProfile(t, profile)
 	})
 	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 	found := make(chan string, 1)
